@@ -1,0 +1,210 @@
+//! Classification: a failure and the rule table in, a [`Verdict`] out. Pure.
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use crate::rules::{Failure, RuleMatch, RuleSet, RETRY_AFTER_CAPTURE, RETRY_AFTER_UNIT_CAPTURE};
+use crate::taxonomy::{codes, Category};
+
+/// What the rules decided about one failure.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Verdict {
+    pub category: Category,
+    pub code: String,
+    pub retryable: bool,
+    /// Only for retryable failures: a delay that does not lead to a retry means nothing.
+    pub retry_after_seconds: Option<u64>,
+    pub message: String,
+    pub user_message: Option<String>,
+    pub alternatives: Vec<String>,
+    /// `None` when no rule matched.
+    pub rule_id: Option<String>,
+}
+
+/// Classifies a failure by the first rule that matches it, or marks it unclassified.
+pub fn classify(rules: &RuleSet, failure: Failure) -> Verdict {
+    match rules.first_match(failure) {
+        Some(m) => verdict_of(&m, failure),
+        None => unclassified(failure),
+    }
+}
+
+/// The verdict a matched rule gives.
+pub fn verdict_of(m: &RuleMatch, failure: Failure) -> Verdict {
+    let rule = m.rule;
+    let retry_after_seconds = rule.retryable.then(|| {
+        m.value(RETRY_AFTER_CAPTURE)
+            .and_then(|n| seconds(n, m.value(RETRY_AFTER_UNIT_CAPTURE)))
+            .or(rule.retry_after)
+            .or_else(|| retry_after_hint(failure.text))
+    });
+    Verdict {
+        category: rule.category,
+        code: rule.code.clone(),
+        retryable: rule.retryable,
+        retry_after_seconds: retry_after_seconds.flatten(),
+        message: m.message().unwrap_or_else(|| plain_message(failure)),
+        user_message: m.user_message(),
+        alternatives: m.alternatives(),
+        rule_id: Some(rule.id.clone()),
+    }
+}
+
+/// The honest answer when no rule knows a failure: not retryable, because a retry that cannot
+/// help costs more than a question the agent asks.
+pub fn unclassified(failure: Failure) -> Verdict {
+    Verdict {
+        category: Category::Unknown,
+        code: codes::UNCLASSIFIED.to_owned(),
+        retryable: false,
+        retry_after_seconds: None,
+        message: plain_message(failure),
+        user_message: None,
+        alternatives: Vec::new(),
+        rule_id: None,
+    }
+}
+
+/// The failure's own text without the prefixes SDK frameworks add, which say nothing to the
+/// agent (the verbatim text is kept elsewhere).
+fn plain_message(failure: Failure) -> String {
+    static PREFIX: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"^(?:MCP error -?\d+: |Error executing tool [^:\s]+: )+").expect("valid")
+    });
+    let text = PREFIX.replace(failure.text.trim(), "");
+    if text.is_empty() {
+        format!("The tool '{}' failed without saying why.", failure.tool)
+    } else {
+        text.into_owned()
+    }
+}
+
+/// A retry delay announced in the text: `Retry-After: 120`, `retry after 30s`,
+/// `retry_after_ms: 1500`, `Please try again in 20s`, `try again in 1m30s`.
+pub fn retry_after_hint(text: &str) -> Option<u64> {
+    static HINT: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(
+            r#"(?ix)
+            (?: retry[-_\s]?after(?P<ms>[-_]?ms)? ["']? \s* [:=]? \s*
+              | try \s+ again \s+ in \s+ )
+            (?P<n>\d+(?:\.\d+)?) \s* (?P<unit>ms|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hours?)?
+            (?: (?P<n2>\d+(?:\.\d+)?) \s* (?P<unit2>s|secs?|seconds?) )?
+            \b"#,
+        )
+        .expect("valid")
+    });
+    let c = HINT.captures(text)?;
+    let unit = c.name("unit").map(|u| u.as_str()).or(c.name("ms").map(|_| "ms"));
+    let first = seconds(&c["n"], unit)?;
+    let second = match c.name("n2") {
+        Some(n2) => seconds(n2.as_str(), c.name("unit2").map(|u| u.as_str()))?,
+        None => 0,
+    };
+    Some(first + second)
+}
+
+/// Whole seconds (rounded up, so a client never retries early) of a number in a unit;
+/// no unit means seconds.
+fn seconds(number: &str, unit: Option<&str>) -> Option<u64> {
+    let n: f64 = number.trim().parse().ok()?;
+    let factor = match unit.map(|u| u.to_ascii_lowercase()) {
+        None => 1.0,
+        Some(u) if u.starts_with("ms") || u.starts_with("milli") => 0.001,
+        Some(u) if u.starts_with('h') => 3600.0,
+        Some(u) if u.starts_with('m') => 60.0,
+        Some(_) => 1.0,
+    };
+    let secs = (n * factor).ceil();
+    (secs.is_finite() && secs >= 0.0).then_some(secs as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diagnostic::SourceFile;
+    use crate::taxonomy::Source;
+
+    fn failure(text: &str) -> Failure<'_> {
+        Failure {
+            text,
+            tool: "fetch",
+            source: Source::Result,
+            rpc_code: None,
+        }
+    }
+
+    fn rules(text: &str) -> RuleSet {
+        RuleSet::load(&[SourceFile::new("t.toml", text)], &[]).unwrap()
+    }
+
+    #[test]
+    fn retry_after_hints() {
+        assert_eq!(retry_after_hint("429 Too Many Requests; Retry-After: 120"), Some(120));
+        assert_eq!(retry_after_hint("please retry after 30s"), Some(30));
+        assert_eq!(retry_after_hint("retry_after_ms: 1500"), Some(2));
+        assert_eq!(retry_after_hint("\"retry_after\": 7"), Some(7));
+        assert_eq!(retry_after_hint("Please try again in 20s."), Some(20));
+        assert_eq!(retry_after_hint("try again in 1m30s"), Some(90));
+        assert_eq!(retry_after_hint("Retry after 2 minutes"), Some(120));
+        assert_eq!(retry_after_hint("try again in 450ms"), Some(1));
+        assert_eq!(retry_after_hint("no hint here"), None);
+    }
+
+    #[test]
+    fn unmatched_failures_are_unknown_and_not_retryable() {
+        let v = classify(&rules(""), failure("MCP error -32603: something odd"));
+        assert_eq!(v.category, Category::Unknown);
+        assert_eq!(v.code, "UNCLASSIFIED");
+        assert!(!v.retryable);
+        assert_eq!(v.message, "something odd");
+        assert_eq!(v.rule_id, None);
+        assert_eq!(
+            classify(&rules(""), failure("  ")).message,
+            "The tool 'fetch' failed without saying why."
+        );
+    }
+
+    #[test]
+    fn retry_after_comes_from_capture_then_rule_then_text() {
+        let set = rules(
+            r#"
+            [[rule]]
+            id = "captured"
+            match = "wait (?P<retry_after>\\d+) (?P<retry_after_unit>minutes)"
+            code = "RATE_LIMITED"
+            [[rule]]
+            id = "fixed"
+            match = "busy"
+            category = "transient"
+            retry_after = 5
+            [[rule]]
+            id = "hinted"
+            match = "overloaded"
+            category = "transient"
+            [[rule]]
+            id = "permanent"
+            match = "denied"
+            category = "permission"
+            retry_after = 5
+            "#,
+        );
+        let after = |t| classify(&set, failure(t)).retry_after_seconds;
+        assert_eq!(after("wait 2 minutes"), Some(120));
+        assert_eq!(after("busy, Retry-After: 9"), Some(5));
+        assert_eq!(after("overloaded, Retry-After: 9"), Some(9));
+        assert_eq!(after("overloaded"), None);
+        assert_eq!(after("denied"), None);
+    }
+
+    #[test]
+    fn message_defaults_to_text_without_sdk_prefix() {
+        let set = rules("[[rule]]\nid = \"v\"\nmatch = \"Invalid\"\ncategory = \"validation\"\n");
+        let v = classify(
+            &set,
+            failure("Error executing tool convert_time: Invalid time format"),
+        );
+        assert_eq!(v.message, "Invalid time format");
+        assert_eq!(v.rule_id.as_deref(), Some("v"));
+    }
+}

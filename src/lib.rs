@@ -1,0 +1,39 @@
+//! mcp-errnorm: a transparent stdio proxy for MCP servers that turns every failed tool call into
+//! a structured, actionable error.
+//!
+//! # Layout
+//!
+//! A pure core (values in, values out; no I/O, unit-tested without processes):
+//! - [`taxonomy`]: categories, sources, well-known error codes and their defaults.
+//! - [`diagnostic`]: problems in user files, located as `file:line:col` with the rule id.
+//! - [`template`]: `{capture}` message templates, checked at load.
+//! - [`rules`]: TOML rule files -> one compiled, ordered [`rules::RuleSet`].
+//! - [`classify`]: a failure + the rule set -> a [`classify::Verdict`].
+//! - [`render`]: the canonical [`render::StructuredError`] and its profiles (`mcp`, `enterprise`).
+//! - [`rewrite`]: is this `tools/call` answer a failure? If so, the `CallToolResult` to send instead.
+//! - [`wire`]: JSON-RPC lines through a borrowed envelope; byte-exact, builds only rewritten lines.
+//! - [`session`]: requests in flight, the tools the upstream declared, the protocol version.
+//! - [`config`]: the config file and the options of a run.
+//!
+//! A thin I/O shell:
+//! - [`relay`]: the two pumps between client and upstream, asking session and rewrite per line.
+//! - [`upstream`]: spawning the server, signals, the shutdown ladder.
+//! - [`cli`]: the command line (run mode, `demo`).
+//! - [`demo`]: a built-in legacy server that fails in the typical ways, and the demo itself.
+//!
+//! The core never reaches the shell: `relay` calls `session` and `rewrite`, never the reverse.
+
+pub mod classify;
+pub mod cli;
+pub mod config;
+pub mod demo;
+pub mod diagnostic;
+pub mod relay;
+pub mod render;
+pub mod rewrite;
+pub mod rules;
+pub mod session;
+pub mod taxonomy;
+pub mod template;
+pub mod upstream;
+pub mod wire;

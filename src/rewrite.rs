@@ -1,0 +1,378 @@
+//! Decides whether an upstream answer to a `tools/call` is a failure, and if so builds the
+//! `CallToolResult` the client receives instead. Pure: values in, values out.
+//!
+//! Never rewritten: successful results, task handles, `input_required` results, and control
+//! errors the client must act on itself (-32042, and -32020..-32099, reserved by 2026-07-28).
+
+use std::sync::Arc;
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::{json, Map, Value};
+
+use crate::classify::{classify, Verdict};
+use crate::render::{AttemptedQuery, OriginalError, Profile, StructuredError, META_KEY};
+use crate::rules::{Failure, RuleSet};
+use crate::session::AnsweredCall;
+use crate::taxonomy::{codes, Category, Source};
+
+/// How failures are rewritten; immutable, shared by the relay.
+#[derive(Debug, Clone)]
+pub struct Rewriter {
+    pub rules: Arc<RuleSet>,
+    pub profile: Profile,
+    /// Turn JSON-RPC errors answering `tools/call` into results too.
+    pub rewrite_rpc_errors: bool,
+}
+
+/// An upstream answer, borrowed from its line.
+#[derive(Debug, Clone, Copy)]
+pub enum Answer<'a> {
+    Result(&'a RawValue),
+    Error(&'a RawValue),
+}
+
+/// A rewritten answer: the new `result`, and the error it carries (for logs).
+#[derive(Debug)]
+pub struct Rewritten {
+    pub result: Value,
+    pub error: StructuredError,
+}
+
+#[derive(Deserialize)]
+struct RpcError {
+    code: Option<i64>,
+    message: Option<String>,
+    data: Option<Value>,
+}
+
+/// Errors that steer the client (URL elicitation; version negotiation and the rest of the range
+/// 2026-07-28 reserves): the client acts on them, so they must arrive as they are.
+pub fn is_control_error(code: i64) -> bool {
+    code == -32042 || (-32099..=-32020).contains(&code)
+}
+
+impl Rewriter {
+    /// The replacement for an answer, or `None` when the answer passes untouched.
+    pub fn rewrite(&self, answered: &AnsweredCall, answer: Answer) -> Option<Rewritten> {
+        match answer {
+            Answer::Result(raw) => self.rewrite_result(answered, raw),
+            Answer::Error(raw) if self.rewrite_rpc_errors => self.rewrite_error(answered, raw),
+            Answer::Error(_) => None,
+        }
+    }
+
+    fn rewrite_result(&self, answered: &AnsweredCall, raw: &RawValue) -> Option<Rewritten> {
+        // Most answers are successes, often large: skip them without parsing.
+        if !raw.get().contains("\"isError\"") {
+            return None;
+        }
+        let Ok(Value::Object(mut result)) = serde_json::from_str::<Value>(raw.get()) else {
+            return None;
+        };
+        if result.get("isError") != Some(&Value::Bool(true))
+            || result.contains_key("task")
+            || matches!(
+                result.get("resultType").and_then(Value::as_str),
+                Some("task" | "input_required")
+            )
+        {
+            return None;
+        }
+        let (text, kept_blocks) = split_content(result.get("content"));
+        let failure = Failure {
+            text: &text,
+            tool: &answered.call.name,
+            source: Source::Result,
+            rpc_code: None,
+        };
+        let verdict = classify(&self.rules, failure);
+        let original = OriginalError {
+            source: Source::Result,
+            text: text.clone(),
+            rpc_code: None,
+            rpc_data: None,
+        };
+        // The upstream's own structured data rides along as partial results, never as the
+        // error's `structuredContent`.
+        let partial = result.remove("structuredContent");
+        let error = StructuredError::new(verdict, attempted_query(answered), partial, original);
+        Some(self.finish(answered, result, kept_blocks, error))
+    }
+
+    fn rewrite_error(&self, answered: &AnsweredCall, raw: &RawValue) -> Option<Rewritten> {
+        let error: RpcError = serde_json::from_str(raw.get()).ok()?;
+        if error.code.is_some_and(is_control_error) {
+            return None;
+        }
+        let text = error.message.unwrap_or_default();
+        let failure = Failure {
+            text: &text,
+            tool: &answered.call.name,
+            source: Source::Rpc,
+            rpc_code: error.code,
+        };
+        let verdict = classify(&self.rules, failure);
+        let original = OriginalError {
+            source: Source::Rpc,
+            text: text.clone(),
+            rpc_code: error.code,
+            rpc_data: error.data,
+        };
+        let error = StructuredError::new(verdict, attempted_query(answered), None, original);
+        Some(self.finish(answered, Map::new(), Vec::new(), error))
+    }
+
+    /// The answer for a call the upstream can no longer give: it exited or its output closed.
+    /// Retryable, since a restarted server may well answer.
+    pub fn upstream_gone(&self, answered: &AnsweredCall, reason: &str) -> Rewritten {
+        let verdict = Verdict {
+            category: Category::Transient,
+            code: codes::SYSTEM_UNAVAILABLE.to_owned(),
+            retryable: true,
+            retry_after_seconds: None,
+            message: format!("The MCP server {reason} before answering this call."),
+            user_message: None,
+            alternatives: Vec::new(),
+            rule_id: Some("builtin:upstream-gone".to_owned()),
+        };
+        let original = OriginalError {
+            source: Source::Proxy,
+            text: format!("upstream {reason}"),
+            rpc_code: None,
+            rpc_data: None,
+        };
+        let error = StructuredError::new(verdict, attempted_query(answered), None, original);
+        self.finish(answered, Map::new(), Vec::new(), error)
+    }
+
+    /// Assembles the `CallToolResult`: the upstream's fields kept in their order, the error
+    /// first in `content`, canonical in `_meta`, and `structuredContent` only where safe.
+    fn finish(
+        &self,
+        answered: &AnsweredCall,
+        mut result: Map<String, Value>,
+        kept_blocks: Vec<Value>,
+        error: StructuredError,
+    ) -> Rewritten {
+        let shown = error.in_profile(self.profile);
+        let mut content = Vec::with_capacity(1 + kept_blocks.len());
+        content.push(json!({ "type": "text", "text": shown.to_string() }));
+        content.extend(kept_blocks);
+        result.insert("content".into(), Value::Array(content));
+        result.insert("isError".into(), Value::Bool(true));
+
+        // TS SDK 1.x validates `structuredContent` against the tool's outputSchema even on
+        // errors and throws, so the model would never see the error.
+        let tool_declares_schema = answered.tool.as_ref().is_some_and(|t| t.has_output_schema);
+        if !tool_declares_schema && answered.protocol.has_structured_content() {
+            result.insert("structuredContent".into(), shown);
+        }
+
+        let meta = result
+            .entry("_meta")
+            .or_insert_with(|| Value::Object(Map::new()));
+        if !meta.is_object() {
+            *meta = Value::Object(Map::new());
+        }
+        if let Value::Object(meta) = meta {
+            meta.insert(META_KEY.into(), error.canonical());
+        }
+        if answered.protocol.has_result_type() && !result.contains_key("resultType") {
+            result.insert("resultType".into(), Value::from("complete"));
+        }
+        Rewritten {
+            result: Value::Object(result),
+            error,
+        }
+    }
+}
+
+fn attempted_query(answered: &AnsweredCall) -> AttemptedQuery {
+    let arguments = answered
+        .call
+        .arguments
+        .as_ref()
+        .and_then(|raw| serde_json::from_str(raw.get()).ok())
+        .unwrap_or(Value::Null);
+    AttemptedQuery {
+        tool: answered.call.name.clone(),
+        arguments,
+    }
+}
+
+/// The failure text (every text block, joined by newlines) and the other blocks, which are
+/// kept. A bare string `content`, a legacy anti-pattern, counts as text.
+fn split_content(content: Option<&Value>) -> (String, Vec<Value>) {
+    let mut texts = Vec::new();
+    let mut kept = Vec::new();
+    match content {
+        Some(Value::Array(blocks)) => {
+            for block in blocks {
+                match (block.get("type").and_then(Value::as_str), block.get("text")) {
+                    (Some("text"), Some(Value::String(text))) => texts.push(text.as_str()),
+                    _ => kept.push(block.clone()),
+                }
+            }
+        }
+        Some(Value::String(text)) => texts.push(text.as_str()),
+        _ => {}
+    }
+    (texts.join("\n"), kept)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diagnostic::SourceFile;
+    use crate::session::{Protocol, ToolCall, ToolInfo};
+
+    fn rewriter(profile: Profile) -> Rewriter {
+        let rules = RuleSet::load(
+            &[SourceFile::new(
+                "t.toml",
+                r#"
+                [[rule]]
+                id = "enoent"
+                match = "ENOENT"
+                code = "NOT_FOUND"
+                [[rule]]
+                id = "unknown-tool"
+                source = "rpc"
+                match = "Unknown tool"
+                code = "NOT_FOUND"
+                "#,
+            )],
+            &[],
+        )
+        .unwrap();
+        Rewriter {
+            rules: Arc::new(rules),
+            profile,
+            rewrite_rpc_errors: true,
+        }
+    }
+
+    fn answered(version: Option<&str>, has_output_schema: bool) -> AnsweredCall {
+        AnsweredCall {
+            call: ToolCall {
+                name: "read".into(),
+                arguments: Some(RawValue::from_string(r#"{"path":"/x"}"#.into()).unwrap()),
+                protocol_version: None,
+                task: false,
+            },
+            tool: Some(ToolInfo {
+                has_output_schema,
+                ..ToolInfo::default()
+            }),
+            protocol: Protocol(version.map(str::to_owned)),
+        }
+    }
+
+    fn raw(s: &str) -> Box<RawValue> {
+        RawValue::from_string(s.to_owned()).unwrap()
+    }
+
+    fn rewrite_result(r: &Rewriter, a: &AnsweredCall, result: &str) -> Option<Value> {
+        r.rewrite(a, Answer::Result(&raw(result))).map(|r| r.result)
+    }
+
+    #[test]
+    fn is_error_result_becomes_structured() {
+        let r = rewriter(Profile::Mcp);
+        let out = rewrite_result(
+            &r,
+            &answered(Some("2025-11-25"), false),
+            r#"{"content":[{"type":"text","text":"ENOENT: no such file"},{"type":"image","data":"AA==","mimeType":"image/png"}],"isError":true,"_meta":{"x/y":1}}"#,
+        )
+        .unwrap();
+        assert_eq!(out["isError"], true);
+        let shown: Value = serde_json::from_str(out["content"][0]["text"].as_str().unwrap()).unwrap();
+        assert_eq!(shown["errorCategory"], "validation");
+        assert_eq!(shown["errorCode"], "NOT_FOUND");
+        assert_eq!(shown["isRetryable"], false);
+        assert_eq!(out["content"][1]["type"], "image");
+        assert_eq!(out["structuredContent"], shown);
+        assert_eq!(out["_meta"]["x/y"], 1);
+        let canonical = &out["_meta"][META_KEY];
+        assert_eq!(canonical["originalError"]["text"], "ENOENT: no such file");
+        assert_eq!(canonical["attempted_query"], json!({"tool": "read", "arguments": {"path": "/x"}}));
+        assert_eq!(canonical["ruleId"], "enoent");
+        assert!(out.get("resultType").is_none());
+    }
+
+    #[test]
+    fn successes_tasks_and_input_required_pass() {
+        let r = rewriter(Profile::Mcp);
+        let a = answered(None, false);
+        for result in [
+            r#"{"content":[{"type":"text","text":"ENOENT"}]}"#,
+            r#"{"content":[{"type":"text","text":"ENOENT"}],"isError":false}"#,
+            r#"{"task":{"taskId":"1"},"isError":true}"#,
+            r#"{"resultType":"input_required","isError":true,"content":[]}"#,
+            r#"{"resultType":"task","isError":true,"content":[]}"#,
+        ] {
+            assert_eq!(rewrite_result(&r, &a, result), None, "{result}");
+        }
+    }
+
+    #[test]
+    fn no_structured_content_for_tools_with_output_schema_or_old_protocols() {
+        let r = rewriter(Profile::Mcp);
+        let failed = r#"{"content":[{"type":"text","text":"ENOENT"}],"isError":true,"structuredContent":{"partial":1}}"#;
+        let out = rewrite_result(&r, &answered(None, true), failed).unwrap();
+        assert!(out.get("structuredContent").is_none());
+        assert_eq!(out["_meta"][META_KEY]["partial_results"], json!({"partial": 1}));
+        let out = rewrite_result(&r, &answered(Some("2025-03-26"), false), failed).unwrap();
+        assert!(out.get("structuredContent").is_none());
+    }
+
+    #[test]
+    fn rpc_errors_become_results_with_result_type_in_2026() {
+        let r = rewriter(Profile::Enterprise);
+        let a = answered(Some("2026-07-28"), false);
+        let out = r
+            .rewrite(&a, Answer::Error(&raw(r#"{"code":-32602,"message":"Unknown tool: x","data":{"d":1}}"#)))
+            .unwrap()
+            .result;
+        assert_eq!(out["resultType"], "complete");
+        let shown: Value = serde_json::from_str(out["content"][0]["text"].as_str().unwrap()).unwrap();
+        assert_eq!(shown["success"], false);
+        assert_eq!(shown["error_code"], "NOT_FOUND");
+        let canonical = &out["_meta"][META_KEY];
+        assert_eq!(canonical["errorCategory"], "validation");
+        assert_eq!(canonical["originalError"]["rpcCode"], -32602);
+        assert_eq!(canonical["originalError"]["rpcData"], json!({"d": 1}));
+    }
+
+    #[test]
+    fn control_errors_and_disabled_rpc_rewriting_pass() {
+        let mut r = rewriter(Profile::Mcp);
+        let a = answered(None, false);
+        for code in [-32042, -32020, -32099] {
+            let error = raw(&format!(r#"{{"code":{code},"message":"m"}}"#));
+            assert!(r.rewrite(&a, Answer::Error(&error)).is_none(), "{code}");
+        }
+        r.rewrite_rpc_errors = false;
+        assert!(r
+            .rewrite(&a, Answer::Error(&raw(r#"{"code":-32602,"message":"Unknown tool"}"#)))
+            .is_none());
+    }
+
+    #[test]
+    fn bare_string_content_is_read_as_text() {
+        let r = rewriter(Profile::Mcp);
+        let out = rewrite_result(&r, &answered(None, false), r#"{"isError":true,"content":"ENOENT"}"#).unwrap();
+        assert_eq!(out["_meta"][META_KEY]["ruleId"], "enoent");
+        assert!(out["content"].is_array());
+    }
+
+    #[test]
+    fn upstream_gone_is_transient_and_retryable() {
+        let r = rewriter(Profile::Mcp);
+        let out = r.upstream_gone(&answered(None, false), "exited with status 3");
+        assert_eq!(out.error.category, Category::Transient);
+        assert!(out.error.retryable);
+        assert!(out.error.message.contains("exited with status 3"));
+    }
+}

@@ -1,0 +1,221 @@
+//! JSON-RPC on the wire: one message per line, read through a borrowed envelope.
+//!
+//! The proxy must forward every message it does not rewrite byte for byte, so nothing here ever
+//! re-serializes a message. [`parse`] borrows `id`, `params`, `result` and `error` as raw JSON
+//! slices of the line; only a rewritten answer is built anew, by [`response_line`], which splices
+//! the original `id` bytes back in.
+
+use std::borrow::Cow;
+
+use serde::de::IgnoredAny;
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+/// One JSON-RPC message, borrowed from its line.
+#[derive(Debug)]
+pub enum Message<'a> {
+    Request {
+        id: &'a RawValue,
+        method: Cow<'a, str>,
+        params: Option<&'a RawValue>,
+    },
+    Notification {
+        method: Cow<'a, str>,
+        params: Option<&'a RawValue>,
+    },
+    Response {
+        id: &'a RawValue,
+        result: &'a RawValue,
+    },
+    ErrorResponse {
+        id: &'a RawValue,
+        error: &'a RawValue,
+    },
+}
+
+/// What a line turned out to be.
+#[derive(Debug)]
+pub enum Line<'a> {
+    Message(Message<'a>),
+    /// Valid JSON that is not a single JSON-RPC message (a batch, a bare value, an object with
+    /// neither `method` nor `result`/`error`, an error response without an id): forwarded as is.
+    OtherJson,
+    /// Not JSON at all (a banner, a `print`, a blank line).
+    NotJson,
+}
+
+#[derive(Deserialize)]
+struct Envelope<'a> {
+    #[serde(borrow, default)]
+    id: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    method: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    params: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    result: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    error: Option<&'a RawValue>,
+}
+
+/// Reads one line (with or without its line ending) as a JSON-RPC message.
+pub fn parse(line: &[u8]) -> Line<'_> {
+    let Ok(envelope) = serde_json::from_slice::<Envelope>(line) else {
+        return if serde_json::from_slice::<IgnoredAny>(line).is_ok() {
+            Line::OtherJson
+        } else {
+            Line::NotJson
+        };
+    };
+    // `"id": null` deserializes to None, which is what JSON-RPC means by it.
+    let message = match envelope {
+        Envelope {
+            method: Some(method),
+            id,
+            params,
+            ..
+        } => match id {
+            Some(id) => Message::Request { id, method, params },
+            None => Message::Notification { method, params },
+        },
+        Envelope {
+            id: Some(id),
+            result: Some(result),
+            ..
+        } => Message::Response { id, result },
+        Envelope {
+            id: Some(id),
+            error: Some(error),
+            ..
+        } => Message::ErrorResponse { id, error },
+        _ => return Line::OtherJson,
+    };
+    Line::Message(message)
+}
+
+/// A request id as a table key. Two spellings of one id (`"a"` and `"\u0061"`, `1` and `1.0`)
+/// are the same key, because clients compare ids by value; the original bytes are kept apart
+/// for answering.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum IdKey {
+    Str(String),
+    Num(String),
+}
+
+impl IdKey {
+    /// The key for a raw id, or `None` for an id that is neither a string nor a number.
+    pub fn new(raw: &RawValue) -> Option<IdKey> {
+        let text = raw.get();
+        if text.starts_with('"') {
+            return serde_json::from_str::<String>(text).ok().map(IdKey::Str);
+        }
+        let number = serde_json::from_str::<serde_json::Number>(text).ok()?;
+        let canonical = if let Some(i) = number.as_i64() {
+            i.to_string()
+        } else if let Some(u) = number.as_u64() {
+            u.to_string()
+        } else {
+            match number.as_f64() {
+                // Integral floats within f64's exact range compare equal to integers in JS.
+                Some(f) if f.fract() == 0.0 && f.abs() < 9_007_199_254_740_992.0 => {
+                    (f as i64).to_string()
+                }
+                _ => number.to_string(),
+            }
+        };
+        Some(IdKey::Num(canonical))
+    }
+}
+
+/// A complete response line `{"jsonrpc":"2.0","id":<id>,"result":<result>}\n`, with the id's
+/// original bytes.
+pub fn response_line(id: &RawValue, result: &serde_json::Value) -> Vec<u8> {
+    let mut line = Vec::with_capacity(256);
+    line.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
+    line.extend_from_slice(id.get().as_bytes());
+    line.extend_from_slice(b",\"result\":");
+    serde_json::to_writer(&mut line, result).expect("a Value always serializes");
+    line.extend_from_slice(b"}\n");
+    line
+}
+
+/// A complete error response line, with the id's original bytes.
+pub fn error_line(id: &RawValue, code: i64, message: &str) -> Vec<u8> {
+    let error = serde_json::json!({ "code": code, "message": message });
+    let mut line = Vec::with_capacity(128);
+    line.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
+    line.extend_from_slice(id.get().as_bytes());
+    line.extend_from_slice(b",\"error\":");
+    serde_json::to_writer(&mut line, &error).expect("a Value always serializes");
+    line.extend_from_slice(b"}\n");
+    line
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kind(line: &str) -> &'static str {
+        match parse(line.as_bytes()) {
+            Line::Message(Message::Request { .. }) => "request",
+            Line::Message(Message::Notification { .. }) => "notification",
+            Line::Message(Message::Response { .. }) => "response",
+            Line::Message(Message::ErrorResponse { .. }) => "error",
+            Line::OtherJson => "other",
+            Line::NotJson => "not-json",
+        }
+    }
+
+    #[test]
+    fn recognizes_every_shape() {
+        assert_eq!(kind(r#"{"jsonrpc":"2.0","id":0,"method":"ping"}"#), "request");
+        assert_eq!(kind(r#"{"method":"x","jsonrpc":"2.0","id":"a"}"#), "request");
+        assert_eq!(
+            kind(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#),
+            "notification"
+        );
+        assert_eq!(kind(r#"{"jsonrpc":"2.0","id":null,"method":"x"}"#), "notification");
+        assert_eq!(kind(r#"{"result":{},"jsonrpc":"2.0","id":3}"#), "response");
+        assert_eq!(kind(r#"{"jsonrpc":"2.0","id":3,"error":{"code":1}}"#), "error");
+        assert_eq!(kind(r#"{"jsonrpc":"2.0","id":null,"error":{"code":1}}"#), "other");
+        assert_eq!(kind(r#"[{"jsonrpc":"2.0","id":1,"method":"x"}]"#), "other");
+        assert_eq!(kind("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\r\n"), "response");
+        assert_eq!(kind("Server listening on stdio"), "not-json");
+        assert_eq!(kind(""), "not-json");
+        assert_eq!(kind("{\"id\":1,"), "not-json");
+    }
+
+    #[test]
+    fn method_with_escapes_is_decoded() {
+        let Line::Message(Message::Request { method, .. }) =
+            parse(br#"{"id":1,"method":"tools\/call"}"#)
+        else {
+            panic!("not a request")
+        };
+        assert_eq!(method, "tools/call");
+    }
+
+    #[test]
+    fn id_keys_compare_by_value() {
+        let key = |s: &str| IdKey::new(&RawValue::from_string(s.to_owned()).unwrap());
+        assert_eq!(key(r#""a""#), key(r#""\u0061""#));
+        assert_eq!(key("1"), key("1.0"));
+        assert_ne!(key("1"), key(r#""1""#));
+        assert_eq!(key("0"), Some(IdKey::Num("0".into())));
+        assert_eq!(
+            key("123456789012345678901234567890"),
+            key("123456789012345678901234567890")
+        );
+        assert_eq!(key("{}"), None);
+    }
+
+    #[test]
+    fn response_line_keeps_id_bytes() {
+        let id = RawValue::from_string(r#""\u0061b""#.to_owned()).unwrap();
+        let line = response_line(&id, &serde_json::json!({"isError": true}));
+        assert_eq!(
+            String::from_utf8(line).unwrap(),
+            "{\"jsonrpc\":\"2.0\",\"id\":\"\\u0061b\",\"result\":{\"isError\":true}}\n"
+        );
+    }
+}
