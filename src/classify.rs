@@ -70,7 +70,7 @@ pub fn unclassified(failure: Failure) -> Verdict {
 /// agent (the verbatim text is kept elsewhere).
 fn plain_message(failure: Failure) -> String {
     static PREFIX: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"^(?:MCP error -?\d+: |Error executing tool [^:\s]+: )+").expect("valid")
+        Regex::new(r"^(?:MCP error -?\d+: |Error executing tool [^:\s]+: |Error: )+").expect("valid")
     });
     let text = PREFIX.replace(failure.text.trim(), "");
     if text.is_empty() {

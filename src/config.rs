@@ -1,1 +1,199 @@
+//! The config file and the resolved settings of a run: command-line flags over the config file
+//! over defaults. Every key is shown, with its default, in `config.example.toml`.
 
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use crate::diagnostic::{Diagnostic, Diagnostics, SourceFile};
+use crate::render::Profile;
+use crate::rules::{default_sources, RuleSet};
+
+/// What to do with a line on the upstream's stdout that is not JSON (a banner, a `print`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum NonJsonLines {
+    /// Log it on stderr with a warning; the client never sees it (it would break the session).
+    #[default]
+    Stderr,
+    /// Pass it to the client as it is.
+    Forward,
+    /// Drop it silently.
+    Drop,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ConfigFile {
+    profile: Option<Profile>,
+    #[serde(default)]
+    rules: Vec<PathBuf>,
+    default_rules: Option<bool>,
+    rewrite_rpc_errors: Option<bool>,
+    non_json_upstream_lines: Option<NonJsonLines>,
+    log_level: Option<String>,
+    #[serde(default)]
+    shutdown: ShutdownFile,
+    #[serde(default)]
+    env: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ShutdownFile {
+    close_wait_ms: Option<u64>,
+    term_wait_ms: Option<u64>,
+}
+
+/// The flags of the command line that settings come from.
+#[derive(Debug, Clone, Default)]
+pub struct Flags {
+    pub config: Option<PathBuf>,
+    pub rules: Vec<PathBuf>,
+    pub no_default_rules: bool,
+    pub profile: Option<Profile>,
+    pub log_level: Option<String>,
+}
+
+/// Everything a run needs, resolved and validated.
+#[derive(Debug)]
+pub struct Settings {
+    pub profile: Profile,
+    pub rules: RuleSet,
+    pub rewrite_rpc_errors: bool,
+    pub non_json_upstream_lines: NonJsonLines,
+    pub log_level: Option<String>,
+    /// After the client closes stdin: how long the upstream may take to exit on its own, and
+    /// then after SIGTERM, before SIGKILL. The SDK clients allow 2 s + 2 s themselves.
+    pub close_wait: Duration,
+    pub term_wait: Duration,
+    pub env: BTreeMap<String, String>,
+}
+
+impl Settings {
+    /// Reads the config file and every rule file. All or nothing: any problem in any file fails
+    /// the whole, with every problem listed.
+    pub fn load(flags: &Flags) -> Result<Settings, Diagnostics> {
+        let config = match &flags.config {
+            Some(path) => read_config(path)?,
+            None => ConfigFile::default(),
+        };
+        let base = flags
+            .config
+            .as_deref()
+            .and_then(Path::parent)
+            .unwrap_or(Path::new(""));
+        // Flags first: their rules are tried before the config's, which are tried before the
+        // defaults.
+        let rule_paths = flags
+            .rules
+            .iter()
+            .cloned()
+            .chain(config.rules.iter().map(|p| base.join(p)));
+        let mut user = Vec::new();
+        let mut problems = Vec::new();
+        for path in rule_paths {
+            match SourceFile::read(&path) {
+                Ok(file) => user.push(file),
+                Err(d) => problems.push(d),
+            }
+        }
+        if !problems.is_empty() {
+            return Err(Diagnostics(problems));
+        }
+        let use_defaults = !flags.no_default_rules && config.default_rules.unwrap_or(true);
+        let defaults = if use_defaults { default_sources() } else { Vec::new() };
+        let rules = RuleSet::load(&user, &defaults)?;
+        Ok(Settings {
+            profile: flags.profile.or(config.profile).unwrap_or_default(),
+            rules,
+            rewrite_rpc_errors: config.rewrite_rpc_errors.unwrap_or(true),
+            non_json_upstream_lines: config.non_json_upstream_lines.unwrap_or_default(),
+            log_level: flags.log_level.clone().or(config.log_level),
+            close_wait: Duration::from_millis(config.shutdown.close_wait_ms.unwrap_or(2000)),
+            term_wait: Duration::from_millis(config.shutdown.term_wait_ms.unwrap_or(2000)),
+            env: config.env,
+        })
+    }
+}
+
+fn read_config(path: &Path) -> Result<ConfigFile, Diagnostics> {
+    let file = SourceFile::read(path).map_err(|d| Diagnostics(vec![d]))?;
+    toml::from_str(&file.text).map_err(|e| {
+        let d: Diagnostic = file.diagnostic(e.span(), None, e.message().trim_end());
+        Diagnostics(vec![d])
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+        let path = dir.join(name);
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    #[test]
+    fn config_rules_resolve_relative_to_the_config_file() {
+        let dir = tempfile::tempdir().unwrap();
+        write(
+            dir.path(),
+            "mine.toml",
+            "[[rule]]\nid = \"mine\"\nmatch = \"x\"\ncategory = \"business\"\n",
+        );
+        let config = write(
+            dir.path(),
+            "config.toml",
+            "profile = \"enterprise\"\nrules = [\"mine.toml\"]\ndefault_rules = false\n\
+             [shutdown]\nclose_wait_ms = 10\n[env]\nA = \"1\"\n",
+        );
+        let flags = Flags {
+            config: Some(config),
+            ..Flags::default()
+        };
+        let s = Settings::load(&flags).unwrap();
+        assert_eq!(s.profile, Profile::Enterprise);
+        assert_eq!(s.rules.rules().len(), 1);
+        assert_eq!(s.close_wait, Duration::from_millis(10));
+        assert_eq!(s.term_wait, Duration::from_millis(2000));
+        assert_eq!(s.env["A"], "1");
+    }
+
+    #[test]
+    fn flags_override_the_config() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = write(dir.path(), "c.toml", "profile = \"enterprise\"\n");
+        let flags = Flags {
+            config: Some(config),
+            profile: Some(Profile::Mcp),
+            ..Flags::default()
+        };
+        assert_eq!(Settings::load(&flags).unwrap().profile, Profile::Mcp);
+    }
+
+    #[test]
+    fn bad_config_is_located() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = write(dir.path(), "c.toml", "profile = \"mcp\"\nprofil = 1\n");
+        let flags = Flags {
+            config: Some(config.clone()),
+            ..Flags::default()
+        };
+        let e = Settings::load(&flags).unwrap_err().to_string();
+        assert!(e.starts_with(&format!("{}:2:1: unknown field `profil`", config.display())), "{e}");
+    }
+
+    #[test]
+    fn missing_rule_file_is_an_error() {
+        let flags = Flags {
+            rules: vec![PathBuf::from("/nonexistent/rules.toml")],
+            ..Flags::default()
+        };
+        let e = Settings::load(&flags).unwrap_err().to_string();
+        assert!(e.starts_with("/nonexistent/rules.toml: cannot read"), "{e}");
+    }
+}

@@ -1,1 +1,63 @@
+//! The upstream server process: spawning it (directly, never through a shell), signalling it,
+//! and describing how it ended.
 
+use std::collections::BTreeMap;
+use std::io;
+use std::process::{ExitStatus, Stdio};
+
+use tokio::process::{Child, Command};
+
+/// Starts the server with piped stdin and stdout; its stderr is ours (the client's log).
+pub fn spawn(command: &[String], env: &BTreeMap<String, String>) -> io::Result<Child> {
+    let (program, args) = command
+        .split_first()
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no command given"))?;
+    let mut cmd = Command::new(program);
+    cmd.args(args)
+        .envs(env)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit());
+    #[cfg(target_os = "linux")]
+    // SAFETY: prctl is async-signal-safe and touches no memory of the parent. The proxy runs a
+    // current-thread runtime, so the thread that forks lives as long as the proxy, which is what
+    // PDEATHSIG is tied to: if the proxy is killed outright, the server gets SIGTERM, not orphaned.
+    unsafe {
+        cmd.pre_exec(|| {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    cmd.spawn()
+}
+
+/// Sends a signal to the server, if it is still there.
+pub fn signal(child: &Child, signal: libc::c_int) {
+    if let Some(pid) = child.id() {
+        // SAFETY: kill has no memory effects; a pid that already exited yields ESRCH, ignored.
+        unsafe {
+            libc::kill(pid as libc::pid_t, signal);
+        }
+    }
+}
+
+/// The proxy's exit code for the server's end: its own code, or 128 + the signal, as shells do.
+pub fn exit_code(status: ExitStatus) -> i32 {
+    use std::os::unix::process::ExitStatusExt;
+    status
+        .code()
+        .or_else(|| status.signal().map(|s| 128 + s))
+        .unwrap_or(1)
+}
+
+/// How the server ended, in words for messages.
+pub fn describe(status: ExitStatus) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (Some(code), _) => format!("exited with status {code}"),
+        (None, Some(signal)) => format!("was killed by signal {signal}"),
+        _ => "exited".to_owned(),
+    }
+}
