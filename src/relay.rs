@@ -23,7 +23,7 @@ use tokio::time::{sleep_until, timeout, Instant};
 
 use crate::config::{NonJsonLines, Settings};
 use crate::rewrite::{Answer, Rewriter};
-use crate::session::{AnsweredCall, PendingKind, Protocol, Session};
+use crate::session::{Session, Unanswered};
 use crate::upstream;
 use crate::wire::{self, Line, Message};
 
@@ -202,22 +202,14 @@ async fn answer_pending(
         tracing::warn!(count = pending.len(), "answering requests the upstream left unanswered");
     }
     for request in pending {
-        let line = match request.kind {
-            PendingKind::ToolCall(call) => {
-                let answered = AnsweredCall {
-                    protocol: Protocol(call.protocol_version.clone()),
-                    tool: None,
-                    call,
-                };
-                wire::response_line(&request.id, &rewriter.upstream_gone(&answered, how).result)
+        let line = match request {
+            Unanswered::Call(call) => {
+                wire::response_line(&call.id, &rewriter.upstream_gone(&call, how).result)
             }
-            other => wire::error_line(
-                &request.id,
+            Unanswered::Request { id, method } => wire::error_line(
+                &id,
                 -32603,
-                &format!(
-                    "mcp-errnorm: the MCP server {how} before answering '{}'",
-                    other.method()
-                ),
+                &format!("mcp-errnorm: the MCP server {how} before answering '{method}'"),
             ),
         };
         if to_client.send(line).await.is_err() {
@@ -378,7 +370,7 @@ fn upstream_line(
             code = %rewritten.error.code,
             "rewrote a failed tool call"
         );
-        Some(wire::response_line(id, &rewritten.result))
+        Some(wire::response_line(&a.id, &rewritten.result))
     });
     Some(rewritten.unwrap_or(line))
 }

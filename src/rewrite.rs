@@ -255,6 +255,7 @@ mod tests {
 
     fn answered(version: Option<&str>, has_output_schema: bool) -> AnsweredCall {
         AnsweredCall {
+            id: raw("1"),
             call: ToolCall {
                 name: "read".into(),
                 arguments: Some(RawValue::from_string(r#"{"path":"/x"}"#.into()).unwrap()),

@@ -89,9 +89,18 @@ pub struct ToolInfo {
 /// An answered `tools/call` whose answer may be rewritten.
 #[derive(Debug)]
 pub struct AnsweredCall {
+    /// The id as the client spelled it: a rewritten answer goes back under the client's own id.
+    pub id: Box<RawValue>,
     pub call: ToolCall,
     pub tool: Option<ToolInfo>,
     pub protocol: Protocol,
+}
+
+/// A request the upstream never answered.
+#[derive(Debug)]
+pub enum Unanswered {
+    Call(AnsweredCall),
+    Request { id: Box<RawValue>, method: String },
 }
 
 #[derive(Debug, Default)]
@@ -218,14 +227,7 @@ impl Session {
     ) -> Option<AnsweredCall> {
         let pending = self.pending.remove(&IdKey::new(id)?)?;
         match pending.kind {
-            PendingKind::ToolCall(call) if !call.task => {
-                let protocol = Protocol(call.protocol_version.clone().or(self.version.clone()));
-                Some(AnsweredCall {
-                    tool: self.tools.get(&call.name).cloned(),
-                    call,
-                    protocol,
-                })
-            }
+            PendingKind::ToolCall(call) if !call.task => Some(self.answered(pending.id, call)),
             PendingKind::ToolsList { first_page } => {
                 self.learn_tools(result, first_page);
                 None
@@ -258,6 +260,15 @@ impl Session {
         tracing::debug!(tools = self.tools.len(), "learned tools from tools/list");
     }
 
+    fn answered(&self, id: Box<RawValue>, call: ToolCall) -> AnsweredCall {
+        AnsweredCall {
+            id,
+            tool: self.tools.get(&call.name).cloned(),
+            protocol: Protocol(call.protocol_version.clone().or(self.version.clone())),
+            call,
+        }
+    }
+
     /// What is known of a tool.
     pub fn tool(&self, name: &str) -> Option<&ToolInfo> {
         self.tools.get(name)
@@ -268,8 +279,18 @@ impl Session {
     }
 
     /// Takes every request still waiting, for answering when the upstream is gone.
-    pub fn drain_pending(&mut self) -> Vec<Pending> {
-        self.pending.drain().map(|(_, p)| p).collect()
+    pub fn drain_pending(&mut self) -> Vec<Unanswered> {
+        let pending: Vec<Pending> = self.pending.drain().map(|(_, p)| p).collect();
+        pending
+            .into_iter()
+            .map(|p| match p.kind {
+                PendingKind::ToolCall(call) => Unanswered::Call(self.answered(p.id, call)),
+                other => Unanswered::Request {
+                    id: p.id,
+                    method: other.method().to_owned(),
+                },
+            })
+            .collect()
     }
 }
 
@@ -353,9 +374,16 @@ mod tests {
         let mut s = Session::default();
         s.client_request(&raw("1"), "tools/call", Some(&raw(r#"{"name":"t"}"#)));
         s.client_request(&raw("2"), "resources/read", None);
-        let mut methods: Vec<_> = s.drain_pending().iter().map(|p| p.kind.method().to_owned()).collect();
+        let mut methods: Vec<_> = s
+            .drain_pending()
+            .into_iter()
+            .map(|u| match u {
+                Unanswered::Call(a) => a.call.name,
+                Unanswered::Request { method, .. } => method,
+            })
+            .collect();
         methods.sort();
-        assert_eq!(methods, ["resources/read", "tools/call"]);
+        assert_eq!(methods, ["resources/read", "t"]);
         assert_eq!(s.pending_len(), 0);
     }
 }

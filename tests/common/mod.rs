@@ -1,0 +1,216 @@
+//! Helpers for running the real binary against the fixture upstream (tests/fixtures/upstream.py).
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+pub mod schema;
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_mcp-errnorm");
+/// Long enough for a loaded CI machine; only failing tests ever wait this long.
+pub const PATIENCE: Duration = Duration::from_secs(15);
+
+pub fn fixture() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/upstream.py")
+}
+
+/// The command that starts the fixture upstream.
+pub fn fixture_command() -> Vec<String> {
+    vec!["python3".into(), fixture().display().to_string()]
+}
+
+/// A running process (the proxy, or the fixture directly) with its stdout and stderr collected.
+pub struct Running {
+    pub child: Child,
+    stdin: Option<ChildStdin>,
+    stdout: Receiver<Vec<u8>>,
+    stderr: std::thread::JoinHandle<String>,
+    pub record: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+pub struct Options<'a> {
+    pub proxy_args: &'a [&'a str],
+    pub env: &'a [(&'a str, &'a str)],
+    /// Run the fixture directly, without the proxy (for byte-for-byte comparisons).
+    pub direct: bool,
+}
+
+impl Default for Options<'_> {
+    fn default() -> Self {
+        Options {
+            proxy_args: &[],
+            env: &[],
+            direct: false,
+        }
+    }
+}
+
+impl Running {
+    pub fn proxy(args: &[&str]) -> Running {
+        Running::start(Options {
+            proxy_args: args,
+            ..Options::default()
+        })
+    }
+
+    pub fn start(options: Options) -> Running {
+        let dir = tempfile::tempdir().unwrap();
+        let record = dir.path().join("record.bin");
+        let mut command = if options.direct {
+            let fixture = fixture_command();
+            let mut c = Command::new(&fixture[0]);
+            c.args(&fixture[1..]);
+            c
+        } else {
+            let mut c = Command::new(BIN);
+            c.args(options.proxy_args).arg("--").args(fixture_command());
+            c
+        };
+        command
+            .env("FIXTURE_RECORD", &record)
+            .envs(options.env.iter().copied())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = command.spawn().expect("spawn");
+        let stdin = child.stdin.take();
+        let mut out = BufReader::new(child.stdout.take().unwrap());
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || loop {
+            let mut line = Vec::new();
+            match out.read_until(b'\n', &mut line) {
+                Ok(0) | Err(_) => return,
+                Ok(_) => {
+                    if tx.send(line).is_err() {
+                        return;
+                    }
+                }
+            }
+        });
+        let mut err = child.stderr.take().unwrap();
+        let stderr = std::thread::spawn(move || {
+            let mut s = String::new();
+            let _ = err.read_to_string(&mut s);
+            s
+        });
+        Running {
+            child,
+            stdin,
+            stdout: rx,
+            stderr,
+            record,
+            _dir: dir,
+        }
+    }
+
+    pub fn send(&mut self, line: &str) {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        stdin.write_all(line.as_bytes()).unwrap();
+        stdin.write_all(b"\n").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    pub fn send_json(&mut self, value: &Value) {
+        self.send(&value.to_string());
+    }
+
+    /// The next line on stdout, with its line ending.
+    pub fn recv_raw(&mut self) -> Vec<u8> {
+        self.stdout
+            .recv_timeout(PATIENCE)
+            .unwrap_or_else(|_| panic!("no line on stdout within {PATIENCE:?}"))
+    }
+
+    pub fn recv(&mut self) -> Value {
+        let line = self.recv_raw();
+        serde_json::from_slice(&line)
+            .unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {}", String::from_utf8_lossy(&line)))
+    }
+
+    /// Nothing more arrives on stdout within `wait`.
+    pub fn assert_quiet(&mut self, wait: Duration) {
+        match self.stdout.recv_timeout(wait) {
+            Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => {}
+            Ok(line) => panic!("unexpected line: {}", String::from_utf8_lossy(&line)),
+        }
+    }
+
+    /// Initializes a 2025-11-25 session and lists tools, consuming the answers.
+    pub fn initialize(&mut self) {
+        self.send(r#"{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#);
+        assert_eq!(self.recv()["id"], "init");
+        self.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+        self.send(r#"{"jsonrpc":"2.0","id":"list","method":"tools/list"}"#);
+        assert_eq!(self.recv()["id"], "list");
+    }
+
+    /// Calls a tool and returns the whole answer.
+    pub fn call(&mut self, id: Value, tool: &str, arguments: Value) -> Value {
+        self.send_json(&serde_json::json!({
+            "jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": tool, "arguments": arguments}
+        }));
+        self.recv()
+    }
+
+    pub fn close_stdin(&mut self) {
+        self.stdin.take();
+    }
+
+    /// Closes stdin and waits for the exit; returns the status, the time it took and stderr.
+    pub fn finish(mut self) -> (ExitStatus, Duration, String) {
+        self.close_stdin();
+        let start = Instant::now();
+        let status = self.wait();
+        let took = start.elapsed();
+        (status, took, self.stderr.join().unwrap())
+    }
+
+    pub fn wait(&mut self) -> ExitStatus {
+        let deadline = Instant::now() + PATIENCE;
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status;
+            }
+            assert!(Instant::now() < deadline, "process did not exit within {PATIENCE:?}");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// Every remaining stdout line, after the process exited.
+    pub fn drain(&mut self) -> Vec<Vec<u8>> {
+        let mut lines = Vec::new();
+        while let Ok(line) = self.stdout.recv_timeout(Duration::from_secs(2)) {
+            lines.push(line);
+        }
+        lines
+    }
+
+    pub fn stderr(self) -> String {
+        drop(self.stdin);
+        self.stderr.join().unwrap()
+    }
+
+    pub fn recorded(&self) -> Vec<u8> {
+        std::fs::read(&self.record).unwrap_or_default()
+    }
+}
+
+/// The structured error a rewritten answer carries in `_meta`.
+pub fn canonical(answer: &Value) -> &Value {
+    &answer["result"]["_meta"]["mcp-errnorm/error"]
+}
+
+/// The object the model reads in `content[0]`.
+pub fn shown(answer: &Value) -> Value {
+    let text = answer["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no text in content[0]: {answer}"));
+    serde_json::from_str(text).unwrap_or_else(|e| panic!("content[0] is not JSON ({e}): {text}"))
+}
