@@ -28,8 +28,8 @@ export npm_config_update_notifier=false
 log() { printf 'e2e-setup: %s\n' "$*" >&2; }
 
 hash_of() {
-    # Hash of the given files' contents plus any extra words (tool versions).
-    { cat "$@"; } | sha256sum | cut -d' ' -f1
+    # sha256 of the given files' contents, concatenated.
+    cat "$@" | sha256sum | cut -d' ' -f1
 }
 
 # ---------------------------------------------------------------- node side

@@ -159,6 +159,12 @@ impl Running {
         self.recv()
     }
 
+    /// Stops reading the process's stdout, as a client that went away.
+    pub fn close_stdout(&mut self) {
+        let (_, empty) = mpsc::channel();
+        drop(std::mem::replace(&mut self.stdout, empty));
+    }
+
     pub fn close_stdin(&mut self) {
         self.stdin.take();
     }

@@ -1,0 +1,108 @@
+//! The command line as a user meets it: bad files, usage errors, help, and the demo.
+
+mod common;
+
+use std::process::Command;
+
+use common::BIN;
+
+fn run(args: &[&str]) -> (Option<i32>, String, String) {
+    let out = Command::new(BIN).args(args).output().unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn a_broken_rule_file_names_file_line_col_and_rule_exits_64_and_starts_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let rules = dir.path().join("rules.toml");
+    std::fs::write(
+        &rules,
+        "[[rule]]\nid = \"ok\"\nmatch = \"x\"\ncategory = \"transient\"\n\n\
+         [[rule]]\nid = \"broken-regex\"\nmatch = \"(unclosed\"\ncategory = \"transient\"\n",
+    )
+    .unwrap();
+    let marker = dir.path().join("started");
+    let (code, stdout, stderr) = run(&[
+        "--rules",
+        rules.to_str().unwrap(),
+        "--",
+        "touch",
+        marker.to_str().unwrap(),
+    ]);
+    assert_eq!(code, Some(64));
+    assert!(stdout.is_empty());
+    let expected = format!("{}:8:9: rule 'broken-regex': invalid regex in 'match'", rules.display());
+    assert!(stderr.contains(&expected), "{stderr}");
+    assert!(!marker.exists(), "the upstream must not start on invalid rules");
+}
+
+#[test]
+fn a_toml_syntax_error_in_a_rule_is_located() {
+    let dir = tempfile::tempdir().unwrap();
+    let rules = dir.path().join("r.toml");
+    std::fs::write(&rules, "[[rule]]\nid = \"typo\"\ncategory = transient\n").unwrap();
+    let (code, _, stderr) = run(&["--rules", rules.to_str().unwrap(), "--", "true"]);
+    assert_eq!(code, Some(64));
+    assert!(stderr.contains(&format!("{}:3:12: rule 'typo':", rules.display())), "{stderr}");
+}
+
+#[test]
+fn a_broken_config_exits_64() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("c.toml");
+    std::fs::write(&config, "profile = \"corporate\"\n").unwrap();
+    let (code, _, stderr) = run(&["--config", config.to_str().unwrap(), "--", "true"]);
+    assert_eq!(code, Some(64));
+    assert!(stderr.contains(&format!("{}:1:11: unknown variant `corporate`", config.display())), "{stderr}");
+}
+
+#[test]
+fn usage_errors_exit_64_and_help_exits_0() {
+    assert_eq!(run(&["--no-such-flag"]).0, Some(64));
+    assert_eq!(run(&[]).0, Some(64), "a command is required");
+    let (code, stdout, _) = run(&["--help"]);
+    assert_eq!(code, Some(0));
+    assert!(stdout.contains("-- <COMMAND>..."), "{stdout}");
+    assert!(stdout.contains("Exit codes"), "{stdout}");
+    let (code, stdout, _) = run(&["--version"]);
+    assert_eq!(code, Some(0));
+    assert!(stdout.starts_with("mcp-errnorm "), "{stdout}");
+}
+
+#[test]
+fn the_upstream_exit_status_becomes_the_proxys() {
+    assert_eq!(run(&["--", "sh", "-c", "exit 7"]).0, Some(7));
+}
+
+#[test]
+fn the_demo_shows_raw_failures_beside_structured_errors() {
+    let (code, stdout, stderr) = run(&["demo"]);
+    assert_eq!(code, Some(0), "{stderr}");
+    for raw in [
+        "ENOENT: no such file or directory",
+        "fetch failed",
+        "429 Too Many Requests",
+        "403 Forbidden",
+        "insufficient funds",
+        "JSON-RPC error -32602: Unknown tool: send_invoice",
+    ] {
+        assert!(stdout.contains(raw), "demo lacks '{raw}':\n{stdout}");
+    }
+    for structured in [
+        "\"errorCategory\": \"validation\"",
+        "\"errorCategory\": \"transient\"",
+        "\"errorCategory\": \"permission\"",
+        "\"errorCategory\": \"business\"",
+        "\"errorCategory\": \"unknown\"",
+        "\"retryAfterSeconds\": 30",
+    ] {
+        assert!(stdout.contains(structured), "demo lacks {structured}:\n{stdout}");
+    }
+    assert!(stdout.contains("the same bytes (successes pass untouched)"), "{stdout}");
+    let (_, enterprise, _) = run(&["demo", "--profile", "enterprise"]);
+    assert!(enterprise.contains("\"retry_recommended\": true"), "{enterprise}");
+}
