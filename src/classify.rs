@@ -70,7 +70,8 @@ pub fn unclassified(failure: Failure) -> Verdict {
 /// agent (the verbatim text is kept elsewhere).
 fn plain_message(failure: Failure) -> String {
     static PREFIX: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"^(?:MCP error -?\d+: |Error executing tool [^:\s]+: |Error: )+").expect("valid")
+        Regex::new(r"^(?:MCP error -?\d+: |Error executing tool [^:\s]+: |Error: )+")
+            .expect("valid")
     });
     let text = PREFIX.replace(failure.text.trim(), "");
     if text.is_empty() {
@@ -95,7 +96,10 @@ pub fn retry_after_hint(text: &str) -> Option<u64> {
         .expect("valid")
     });
     let c = HINT.captures(text)?;
-    let unit = c.name("unit").map(|u| u.as_str()).or(c.name("ms").map(|_| "ms"));
+    let unit = c
+        .name("unit")
+        .map(|u| u.as_str())
+        .or(c.name("ms").map(|_| "ms"));
     let first = seconds(&c["n"], unit)?;
     let second = match c.name("n2") {
         Some(n2) => seconds(n2.as_str(), c.name("unit2").map(|u| u.as_str()))?,
@@ -140,7 +144,10 @@ mod tests {
 
     #[test]
     fn retry_after_hints() {
-        assert_eq!(retry_after_hint("429 Too Many Requests; Retry-After: 120"), Some(120));
+        assert_eq!(
+            retry_after_hint("429 Too Many Requests; Retry-After: 120"),
+            Some(120)
+        );
         assert_eq!(retry_after_hint("please retry after 30s"), Some(30));
         assert_eq!(retry_after_hint("retry_after_ms: 1500"), Some(2));
         assert_eq!(retry_after_hint("\"retry_after\": 7"), Some(7));

@@ -104,7 +104,11 @@ impl Settings {
             return Err(Diagnostics(problems));
         }
         let use_defaults = !flags.no_default_rules && config.default_rules.unwrap_or(true);
-        let defaults = if use_defaults { default_sources() } else { Vec::new() };
+        let defaults = if use_defaults {
+            default_sources()
+        } else {
+            Vec::new()
+        };
         let rules = RuleSet::load(&user, &defaults)?;
         Ok(Settings {
             profile: flags.profile.or(config.profile).unwrap_or_default(),
@@ -184,7 +188,10 @@ mod tests {
             ..Flags::default()
         };
         let e = Settings::load(&flags).unwrap_err().to_string();
-        assert!(e.starts_with(&format!("{}:2:1: unknown field `profil`", config.display())), "{e}");
+        assert!(
+            e.starts_with(&format!("{}:2:1: unknown field `profil`", config.display())),
+            "{e}"
+        );
     }
 
     #[test]

@@ -14,10 +14,19 @@ use crate::render::{Profile, META_KEY};
 fn demo_calls() -> Vec<(&'static str, Value)> {
     vec![
         ("read_file", json!({"path": "/srv/app/config.yaml"})),
-        ("fetch_url", json!({"url": "https://api.example.com/orders"})),
-        ("search_orders", json!({"customer": "ACME", "since": "2026-01-01"})),
+        (
+            "fetch_url",
+            json!({"url": "https://api.example.com/orders"}),
+        ),
+        (
+            "search_orders",
+            json!({"customer": "ACME", "since": "2026-01-01"}),
+        ),
         ("delete_record", json!({"table": "invoices", "id": 4711})),
-        ("transfer_funds", json!({"from": "ops", "to": "payroll", "amount": 250})),
+        (
+            "transfer_funds",
+            json!({"from": "ops", "to": "payroll", "amount": 250}),
+        ),
         ("create_invoice", json!({"customer": "ACME", "amount": -5})),
         ("get_weather", json!({"city": "Paris"})),
         ("generate_report", json!({"quarter": "Q3"})),
@@ -82,11 +91,15 @@ pub fn serve() -> i32 {
                 let tool = request["params"]["name"].as_str().unwrap_or_default();
                 let args = &request["params"]["arguments"];
                 match legacy_behaviour(tool, args) {
-                    Some(Ok(text)) => json!({"result": {"content": [{"type": "text", "text": text}]}}),
+                    Some(Ok(text)) => {
+                        json!({"result": {"content": [{"type": "text", "text": text}]}})
+                    }
                     Some(Err(text)) => json!({"result": {
                         "content": [{"type": "text", "text": text}], "isError": true
                     }}),
-                    None => json!({"error": {"code": -32602, "message": format!("Unknown tool: {tool}")}}),
+                    None => {
+                        json!({"error": {"code": -32602, "message": format!("Unknown tool: {tool}")}})
+                    }
                 }
             }
             "ping" => json!({"result": {}}),
@@ -95,7 +108,10 @@ pub fn serve() -> i32 {
         let mut message = answer;
         message["jsonrpc"] = json!("2.0");
         message["id"] = id.clone();
-        if writeln!(out, "{message}").and_then(|_| out.flush()).is_err() {
+        if writeln!(out, "{message}")
+            .and_then(|_| out.flush())
+            .is_err()
+        {
             break;
         }
     }
@@ -116,7 +132,11 @@ fn session(command: &mut Command) -> std::io::Result<Vec<Value>> {
         "clientInfo": {"name": "mcp-errnorm-demo", "version": env!("CARGO_PKG_VERSION")}
     }});
     writeln!(stdin, "{init}")?;
-    writeln!(stdin, "{}", json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))?;
+    writeln!(
+        stdin,
+        "{}",
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    )?;
     for (i, (tool, args)) in demo_calls().into_iter().enumerate() {
         let call = json!({"jsonrpc": "2.0", "id": i + 1, "method": "tools/call",
                           "params": {"name": tool, "arguments": args}});
@@ -141,10 +161,20 @@ fn session(command: &mut Command) -> std::io::Result<Vec<Value>> {
 /// What the upstream said, in one line.
 fn raw_text(answer: &Value) -> String {
     if let Some(error) = answer.get("error") {
-        return format!("JSON-RPC error {}: {}", error["code"], error["message"].as_str().unwrap_or(""));
+        return format!(
+            "JSON-RPC error {}: {}",
+            error["code"],
+            error["message"].as_str().unwrap_or("")
+        );
     }
-    let text = answer["result"]["content"][0]["text"].as_str().unwrap_or("");
-    let flag = if answer["result"]["isError"] == json!(true) { "isError: " } else { "success: " };
+    let text = answer["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or("");
+    let flag = if answer["result"]["isError"] == json!(true) {
+        "isError: "
+    } else {
+        "success: "
+    };
     format!("{flag}{}", text.replace('\n', "\\n"))
 }
 
@@ -175,7 +205,9 @@ pub fn run_demo(profile: Profile) -> i32 {
         }
     };
     println!("mcp-errnorm demo: a legacy MCP server, called directly and through the proxy");
-    println!("(profile: {profile_name}; the canonical error also rides in _meta[\"{META_KEY}\"])\n");
+    println!(
+        "(profile: {profile_name}; the canonical error also rides in _meta[\"{META_KEY}\"])\n"
+    );
     for (((tool, args), raw), through) in demo_calls().iter().zip(&direct).zip(&proxied) {
         println!("▶ {tool} {args}");
         println!("  server says:   {}", raw_text(raw));
@@ -185,7 +217,10 @@ pub fn run_demo(profile: Profile) -> i32 {
             let pretty = serde_json::from_str::<Value>(shown)
                 .and_then(|v| serde_json::to_string_pretty(&v))
                 .unwrap_or_else(|_| shown.to_owned());
-            println!("  agent gets:    {}", pretty.replace('\n', "\n                 "));
+            println!(
+                "  agent gets:    {}",
+                pretty.replace('\n', "\n                 ")
+            );
         } else if through == raw {
             println!("  agent gets:    the same bytes (successes pass untouched)");
         } else {

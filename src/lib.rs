@@ -23,6 +23,9 @@
 //!
 //! The core never reaches the shell: `relay` calls `session` and `rewrite`, never the reverse.
 
+// stdout belongs to the protocol: only the demo prints on purpose.
+#![deny(clippy::print_stdout)]
+
 pub mod classify;
 pub mod cli;
 pub mod config;

@@ -199,7 +199,10 @@ async fn answer_pending(
 ) {
     let pending = session.lock().expect("session lock").drain_pending();
     if !pending.is_empty() {
-        tracing::warn!(count = pending.len(), "answering requests the upstream left unanswered");
+        tracing::warn!(
+            count = pending.len(),
+            "answering requests the upstream left unanswered"
+        );
     }
     for request in pending {
         let line = match request {
@@ -383,7 +386,9 @@ fn non_json_line(line: Vec<u8>, policy: NonJsonLines) -> Option<Vec<u8>> {
         NonJsonLines::Drop => None,
         NonJsonLines::Stderr if text.trim().is_empty() => None,
         NonJsonLines::Stderr => {
-            tracing::warn!("upstream wrote a non-JSON line to stdout (kept from the client): {text}");
+            tracing::warn!(
+                "upstream wrote a non-JSON line to stdout (kept from the client): {text}"
+            );
             None
         }
     }

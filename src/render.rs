@@ -233,6 +233,9 @@ mod tests {
         assert_eq!(v["retry_recommended"], true);
         assert_eq!(v["retry_after_seconds"], 30);
         assert_eq!(v["error_category"], "transient");
-        assert_eq!(v["original_error"], json!({"source": "result", "text": "429 Too Many Requests"}));
+        assert_eq!(
+            v["original_error"],
+            json!({"source": "result", "text": "429 Too Many Requests"})
+        );
     }
 }

@@ -288,7 +288,8 @@ mod tests {
         )
         .unwrap();
         assert_eq!(out["isError"], true);
-        let shown: Value = serde_json::from_str(out["content"][0]["text"].as_str().unwrap()).unwrap();
+        let shown: Value =
+            serde_json::from_str(out["content"][0]["text"].as_str().unwrap()).unwrap();
         assert_eq!(shown["errorCategory"], "validation");
         assert_eq!(shown["errorCode"], "NOT_FOUND");
         assert_eq!(shown["isRetryable"], false);
@@ -297,7 +298,10 @@ mod tests {
         assert_eq!(out["_meta"]["x/y"], 1);
         let canonical = &out["_meta"][META_KEY];
         assert_eq!(canonical["originalError"]["text"], "ENOENT: no such file");
-        assert_eq!(canonical["attempted_query"], json!({"tool": "read", "arguments": {"path": "/x"}}));
+        assert_eq!(
+            canonical["attempted_query"],
+            json!({"tool": "read", "arguments": {"path": "/x"}})
+        );
         assert_eq!(canonical["ruleId"], "enoent");
         assert!(out.get("resultType").is_none());
     }
@@ -323,7 +327,10 @@ mod tests {
         let failed = r#"{"content":[{"type":"text","text":"ENOENT"}],"isError":true,"structuredContent":{"partial":1}}"#;
         let out = rewrite_result(&r, &answered(None, true), failed).unwrap();
         assert!(out.get("structuredContent").is_none());
-        assert_eq!(out["_meta"][META_KEY]["partial_results"], json!({"partial": 1}));
+        assert_eq!(
+            out["_meta"][META_KEY]["partial_results"],
+            json!({"partial": 1})
+        );
         let out = rewrite_result(&r, &answered(Some("2025-03-26"), false), failed).unwrap();
         assert!(out.get("structuredContent").is_none());
     }
@@ -333,11 +340,17 @@ mod tests {
         let r = rewriter(Profile::Enterprise);
         let a = answered(Some("2026-07-28"), false);
         let out = r
-            .rewrite(&a, Answer::Error(&raw(r#"{"code":-32602,"message":"Unknown tool: x","data":{"d":1}}"#)))
+            .rewrite(
+                &a,
+                Answer::Error(&raw(
+                    r#"{"code":-32602,"message":"Unknown tool: x","data":{"d":1}}"#,
+                )),
+            )
             .unwrap()
             .result;
         assert_eq!(out["resultType"], "complete");
-        let shown: Value = serde_json::from_str(out["content"][0]["text"].as_str().unwrap()).unwrap();
+        let shown: Value =
+            serde_json::from_str(out["content"][0]["text"].as_str().unwrap()).unwrap();
         assert_eq!(shown["success"], false);
         assert_eq!(shown["error_code"], "NOT_FOUND");
         let canonical = &out["_meta"][META_KEY];
@@ -356,14 +369,22 @@ mod tests {
         }
         r.rewrite_rpc_errors = false;
         assert!(r
-            .rewrite(&a, Answer::Error(&raw(r#"{"code":-32602,"message":"Unknown tool"}"#)))
+            .rewrite(
+                &a,
+                Answer::Error(&raw(r#"{"code":-32602,"message":"Unknown tool"}"#))
+            )
             .is_none());
     }
 
     #[test]
     fn bare_string_content_is_read_as_text() {
         let r = rewriter(Profile::Mcp);
-        let out = rewrite_result(&r, &answered(None, false), r#"{"isError":true,"content":"ENOENT"}"#).unwrap();
+        let out = rewrite_result(
+            &r,
+            &answered(None, false),
+            r#"{"isError":true,"content":"ENOENT"}"#,
+        )
+        .unwrap();
         assert_eq!(out["_meta"][META_KEY]["ruleId"], "enoent");
         assert!(out["content"].is_array());
     }

@@ -101,7 +101,10 @@ impl<'t> RuleMatch<'_, 't> {
     }
 
     pub fn message(&self) -> Option<String> {
-        self.rule.message.as_ref().map(|t| t.render(|n| self.value(n)))
+        self.rule
+            .message
+            .as_ref()
+            .map(|t| t.render(|n| self.value(n)))
     }
 
     pub fn user_message(&self) -> Option<String> {
@@ -222,7 +225,9 @@ impl Rule {
     fn applies_to(&self, failure: &Failure) -> bool {
         self.source.is_none_or(|s| s == failure.source)
             && (self.rpc_codes.is_empty()
-                || failure.rpc_code.is_some_and(|c| self.rpc_codes.contains(&c)))
+                || failure
+                    .rpc_code
+                    .is_some_and(|c| self.rpc_codes.contains(&c)))
             && self.tools.as_ref().is_none_or(|g| g.is_match(failure.tool))
     }
 }
@@ -338,7 +343,10 @@ fn compile_rule(file: &SourceFile, raw: RawRule, problems: &mut Vec<Diagnostic>)
     }
     if let Some(code) = &raw.code {
         if !taxonomy::is_valid_code(code.get_ref()) {
-            problem(code.span(), format!("'code' must be UPPER_SNAKE_CASE, not '{}'", code.get_ref()));
+            problem(
+                code.span(),
+                format!("'code' must be UPPER_SNAKE_CASE, not '{}'", code.get_ref()),
+            );
         }
     }
     let category = match (&raw.category, &raw.code) {
@@ -348,20 +356,26 @@ fn compile_rule(file: &SourceFile, raw: RawRule, problems: &mut Vec<Diagnostic>)
             None => {
                 problem(
                     code.span(),
-                    format!("'code' {} is not a well-known code: give a 'category' too", code.get_ref()),
+                    format!(
+                        "'code' {} is not a well-known code: give a 'category' too",
+                        code.get_ref()
+                    ),
                 );
                 Category::Unknown
             }
         },
         (None, None) => {
-            problem(raw.id.span(), "a rule needs a 'category' or a 'code'".into());
+            problem(
+                raw.id.span(),
+                "a rule needs a 'category' or a 'code'".into(),
+            );
             Category::Unknown
         }
     };
-    let code = raw
-        .code
-        .as_ref()
-        .map_or_else(|| category.default_code().to_owned(), |c| c.get_ref().clone());
+    let code = raw.code.as_ref().map_or_else(
+        || category.default_code().to_owned(),
+        |c| c.get_ref().clone(),
+    );
 
     let capture_names: Vec<String> = regex
         .as_ref()
@@ -414,7 +428,10 @@ fn check_unique_ids(rules: &[Loaded], problems: &mut Vec<Diagnostic>) {
             problems.push(loaded.file.diagnostic(
                 Some(loaded.id_span.clone()),
                 Some(&loaded.rule.id),
-                format!("duplicate rule id (first defined at {}:{line}:{col})", first.file.name),
+                format!(
+                    "duplicate rule id (first defined at {}:{line}:{col})",
+                    first.file.name
+                ),
             ));
         }
     }
@@ -471,7 +488,10 @@ mod tests {
             "#,
         )
         .unwrap();
-        let ids: Vec<_> = set.matches(failure("boom")).map(|m| m.rule.id.as_str()).collect();
+        let ids: Vec<_> = set
+            .matches(failure("boom"))
+            .map(|m| m.rule.id.as_str())
+            .collect();
         assert_eq!(ids, ["c", "a", "b"]);
         assert!(set.first_match(failure("nothing")).is_none());
     }
@@ -525,8 +545,14 @@ mod tests {
         )
         .unwrap();
         let rule = |t| set.first_match(failure(t)).unwrap().rule;
-        assert_eq!((rule("nf").category, rule("nf").retryable), (Category::Validation, false));
-        assert_eq!((rule("t").code.as_str(), rule("t").retryable), ("SYSTEM_UNAVAILABLE", true));
+        assert_eq!(
+            (rule("nf").category, rule("nf").retryable),
+            (Category::Validation, false)
+        );
+        assert_eq!(
+            (rule("t").code.as_str(), rule("t").retryable),
+            ("SYSTEM_UNAVAILABLE", true)
+        );
         assert!(rule("rl").retryable);
     }
 
@@ -569,22 +595,39 @@ mod tests {
     }
 
     fn errors(text: &str) -> Vec<String> {
-        load(text).unwrap_err().0.iter().map(ToString::to_string).collect()
+        load(text)
+            .unwrap_err()
+            .0
+            .iter()
+            .map(ToString::to_string)
+            .collect()
     }
 
     #[test]
     fn bad_regex_names_file_line_col_and_rule() {
         let e = errors("[[rule]]\nid = \"bad\"\nmatch = \"(unclosed\"\ncategory = \"transient\"\n");
         assert_eq!(e.len(), 1);
-        assert!(e[0].starts_with("r.toml:3:9: rule 'bad': invalid regex in 'match'"), "{}", e[0]);
+        assert!(
+            e[0].starts_with("r.toml:3:9: rule 'bad': invalid regex in 'match'"),
+            "{}",
+            e[0]
+        );
     }
 
     #[test]
     fn unknown_key_and_category_are_located() {
         let e = errors("[[rule]]\nid = \"k\"\nmatch = \"x\"\ncategroy = \"transient\"\n");
-        assert!(e[0].starts_with("r.toml:4:1: rule 'k': unknown field `categroy`"), "{}", e[0]);
+        assert!(
+            e[0].starts_with("r.toml:4:1: rule 'k': unknown field `categroy`"),
+            "{}",
+            e[0]
+        );
         let e = errors("[[rule]]\nid = \"k\"\ncategory = \"flaky\"\n");
-        assert!(e[0].starts_with("r.toml:3:12: rule 'k': unknown variant `flaky`"), "{}", e[0]);
+        assert!(
+            e[0].starts_with("r.toml:3:12: rule 'k': unknown variant `flaky`"),
+            "{}",
+            e[0]
+        );
         let e = errors("[[rule]]\nid = \"k\"\ncategory = \"unknown\"\n");
         assert!(e[0].contains("rule 'k': 'category' must be"), "{}", e[0]);
     }
@@ -607,7 +650,10 @@ mod tests {
         let e = errors(
             "[[rule]]\nid = \"d\"\ncategory = \"business\"\n[[rule]]\nid = \"d\"\ncategory = \"business\"\n",
         );
-        assert_eq!(e, ["r.toml:5:6: rule 'd': duplicate rule id (first defined at r.toml:2:6)"]);
+        assert_eq!(
+            e,
+            ["r.toml:5:6: rule 'd': duplicate rule id (first defined at r.toml:2:6)"]
+        );
     }
 
     #[test]

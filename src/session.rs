@@ -161,7 +161,10 @@ impl Session {
     /// A request from the client, on its way to the upstream.
     pub fn client_request(&mut self, id: &RawValue, method: &str, params: Option<&RawValue>) {
         let Some(key) = IdKey::new(id) else {
-            tracing::warn!(id = id.get(), "request with an id that is neither string nor number");
+            tracing::warn!(
+                id = id.get(),
+                "request with an id that is neither string nor number"
+            );
             return;
         };
         let kind = match method {
@@ -327,7 +330,11 @@ mod tests {
             Some(&raw(r#"{"requestId":"a","reason":"x"}"#)),
         );
         assert!(s.upstream_answer(&raw(r#""a""#), None).is_none());
-        s.client_request(&raw("1"), "tools/call", Some(&raw(r#"{"name":"t","task":{}}"#)));
+        s.client_request(
+            &raw("1"),
+            "tools/call",
+            Some(&raw(r#"{"name":"t","task":{}}"#)),
+        );
         assert!(s.upstream_answer(&raw("1"), None).is_none());
         assert_eq!(s.pending_len(), 0);
     }
@@ -335,7 +342,11 @@ mod tests {
     #[test]
     fn learns_tools_and_protocol() {
         let mut s = Session::default();
-        s.client_request(&raw("0"), "initialize", Some(&raw(r#"{"protocolVersion":"2025-11-25"}"#)));
+        s.client_request(
+            &raw("0"),
+            "initialize",
+            Some(&raw(r#"{"protocolVersion":"2025-11-25"}"#)),
+        );
         s.upstream_answer(&raw("0"), Some(&raw(r#"{"protocolVersion":"2025-03-26"}"#)));
         s.client_request(&raw("1"), "tools/list", None);
         s.upstream_answer(

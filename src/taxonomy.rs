@@ -94,7 +94,10 @@ mod tests {
         assert_eq!(category_of_code("MY_OWN"), None);
         assert!(default_retryable(Category::Transient, "TIMEOUT"));
         assert!(!default_retryable(Category::Validation, "NOT_FOUND"));
-        assert!(!default_retryable(Category::Permission, "PERMISSION_DENIED"));
+        assert!(!default_retryable(
+            Category::Permission,
+            "PERMISSION_DENIED"
+        ));
         assert!(!default_retryable(Category::Unknown, "UNCLASSIFIED"));
     }
 

@@ -36,9 +36,9 @@ impl Template {
                 }
                 '{' => {
                     let rest = &text[i + 1..];
-                    let end = rest
-                        .find('}')
-                        .ok_or_else(|| format!("unclosed '{{' at offset {i} (write '{{{{' for a brace)"))?;
+                    let end = rest.find('}').ok_or_else(|| {
+                        format!("unclosed '{{' at offset {i} (write '{{{{' for a brace)")
+                    })?;
                     let name = rest[..end].trim();
                     if !known(name) {
                         return Err(format!(
@@ -55,7 +55,11 @@ impl Template {
                         chars.next();
                     }
                 }
-                '}' => return Err(format!("stray '}}' at offset {i} (write '}}}}' for a brace)")),
+                '}' => {
+                    return Err(format!(
+                        "stray '}}' at offset {i} (write '}}}}' for a brace)"
+                    ))
+                }
                 c => literal.push(c),
             }
         }
@@ -106,9 +110,15 @@ mod tests {
 
     #[test]
     fn rejects_unknown_placeholders_and_stray_braces() {
-        assert!(Template::parse("{nope}", known).unwrap_err().contains("'{nope}'"));
-        assert!(Template::parse("a { b", known).unwrap_err().contains("unclosed"));
-        assert!(Template::parse("a } b", known).unwrap_err().contains("stray"));
+        assert!(Template::parse("{nope}", known)
+            .unwrap_err()
+            .contains("'{nope}'"));
+        assert!(Template::parse("a { b", known)
+            .unwrap_err()
+            .contains("unclosed"));
+        assert!(Template::parse("a } b", known)
+            .unwrap_err()
+            .contains("stray"));
     }
 
     #[test]

@@ -168,18 +168,36 @@ mod tests {
 
     #[test]
     fn recognizes_every_shape() {
-        assert_eq!(kind(r#"{"jsonrpc":"2.0","id":0,"method":"ping"}"#), "request");
-        assert_eq!(kind(r#"{"method":"x","jsonrpc":"2.0","id":"a"}"#), "request");
+        assert_eq!(
+            kind(r#"{"jsonrpc":"2.0","id":0,"method":"ping"}"#),
+            "request"
+        );
+        assert_eq!(
+            kind(r#"{"method":"x","jsonrpc":"2.0","id":"a"}"#),
+            "request"
+        );
         assert_eq!(
             kind(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#),
             "notification"
         );
-        assert_eq!(kind(r#"{"jsonrpc":"2.0","id":null,"method":"x"}"#), "notification");
+        assert_eq!(
+            kind(r#"{"jsonrpc":"2.0","id":null,"method":"x"}"#),
+            "notification"
+        );
         assert_eq!(kind(r#"{"result":{},"jsonrpc":"2.0","id":3}"#), "response");
-        assert_eq!(kind(r#"{"jsonrpc":"2.0","id":3,"error":{"code":1}}"#), "error");
-        assert_eq!(kind(r#"{"jsonrpc":"2.0","id":null,"error":{"code":1}}"#), "other");
+        assert_eq!(
+            kind(r#"{"jsonrpc":"2.0","id":3,"error":{"code":1}}"#),
+            "error"
+        );
+        assert_eq!(
+            kind(r#"{"jsonrpc":"2.0","id":null,"error":{"code":1}}"#),
+            "other"
+        );
         assert_eq!(kind(r#"[{"jsonrpc":"2.0","id":1,"method":"x"}]"#), "other");
-        assert_eq!(kind("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\r\n"), "response");
+        assert_eq!(
+            kind("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\r\n"),
+            "response"
+        );
         assert_eq!(kind("Server listening on stdio"), "not-json");
         assert_eq!(kind(""), "not-json");
         assert_eq!(kind("{\"id\":1,"), "not-json");

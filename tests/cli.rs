@@ -35,9 +35,15 @@ fn a_broken_rule_file_names_file_line_col_and_rule_exits_64_and_starts_nothing()
     ]);
     assert_eq!(code, Some(64));
     assert!(stdout.is_empty());
-    let expected = format!("{}:8:9: rule 'broken-regex': invalid regex in 'match'", rules.display());
+    let expected = format!(
+        "{}:8:9: rule 'broken-regex': invalid regex in 'match'",
+        rules.display()
+    );
     assert!(stderr.contains(&expected), "{stderr}");
-    assert!(!marker.exists(), "the upstream must not start on invalid rules");
+    assert!(
+        !marker.exists(),
+        "the upstream must not start on invalid rules"
+    );
 }
 
 #[test]
@@ -47,7 +53,10 @@ fn a_toml_syntax_error_in_a_rule_is_located() {
     std::fs::write(&rules, "[[rule]]\nid = \"typo\"\ncategory = transient\n").unwrap();
     let (code, _, stderr) = run(&["--rules", rules.to_str().unwrap(), "--", "true"]);
     assert_eq!(code, Some(64));
-    assert!(stderr.contains(&format!("{}:3:12: rule 'typo':", rules.display())), "{stderr}");
+    assert!(
+        stderr.contains(&format!("{}:3:12: rule 'typo':", rules.display())),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -57,7 +66,13 @@ fn a_broken_config_exits_64() {
     std::fs::write(&config, "profile = \"corporate\"\n").unwrap();
     let (code, _, stderr) = run(&["--config", config.to_str().unwrap(), "--", "true"]);
     assert_eq!(code, Some(64));
-    assert!(stderr.contains(&format!("{}:1:11: unknown variant `corporate`", config.display())), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "{}:1:11: unknown variant `corporate`",
+            config.display()
+        )),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -100,9 +115,25 @@ fn the_demo_shows_raw_failures_beside_structured_errors() {
         "\"errorCategory\": \"unknown\"",
         "\"retryAfterSeconds\": 30",
     ] {
-        assert!(stdout.contains(structured), "demo lacks {structured}:\n{stdout}");
+        assert!(
+            stdout.contains(structured),
+            "demo lacks {structured}:\n{stdout}"
+        );
     }
-    assert!(stdout.contains("the same bytes (successes pass untouched)"), "{stdout}");
+    assert!(
+        stdout.contains("the same bytes (successes pass untouched)"),
+        "{stdout}"
+    );
     let (_, enterprise, _) = run(&["demo", "--profile", "enterprise"]);
-    assert!(enterprise.contains("\"retry_recommended\": true"), "{enterprise}");
+    assert!(
+        enterprise.contains("\"retry_recommended\": true"),
+        "{enterprise}"
+    );
+}
+
+#[test]
+fn the_example_config_is_valid_and_shows_the_defaults() {
+    let example = concat!(env!("CARGO_MANIFEST_DIR"), "/config.example.toml");
+    let (code, _, stderr) = run(&["--config", example, "--", "true"]);
+    assert_eq!(code, Some(0), "{stderr}");
 }

@@ -26,8 +26,14 @@ fn alive(pid: i32) -> bool {
 fn upstream_pid(p: &mut Running) -> i32 {
     let answer = p.call(json!("pid"), "env", json!({"name": "FIXTURE_PID_PROBE"}));
     assert_eq!(answer["result"]["content"][0]["text"], "<unset>");
-    let children = std::fs::read_to_string(format!("/proc/{0}/task/{0}/children", p.child.id())).unwrap();
-    children.split_whitespace().next().expect("the proxy has a child").parse().unwrap()
+    let children =
+        std::fs::read_to_string(format!("/proc/{0}/task/{0}/children", p.child.id())).unwrap();
+    children
+        .split_whitespace()
+        .next()
+        .expect("the proxy has a child")
+        .parse()
+        .unwrap()
 }
 
 #[test]
@@ -40,22 +46,38 @@ fn a_crash_answers_every_pending_request_and_exits_with_its_status() {
     p.send(r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"crash","arguments":{"code":3}}}"#);
     let status = p.wait();
     assert_eq!(status.code(), Some(3));
-    let mut answers: Vec<serde_json::Value> =
-        p.drain().iter().map(|l| serde_json::from_slice(l).unwrap()).collect();
+    let mut answers: Vec<serde_json::Value> = p
+        .drain()
+        .iter()
+        .map(|l| serde_json::from_slice(l).unwrap())
+        .collect();
     answers.sort_by_key(|a| a["id"].to_string());
     let ids: Vec<String> = answers.iter().map(|a| a["id"].to_string()).collect();
-    assert_eq!(ids, ["\"two\"", "1", "3", "4"], "every request answered once");
+    assert_eq!(
+        ids,
+        ["\"two\"", "1", "3", "4"],
+        "every request answered once"
+    );
     for answer in &answers {
         if answer["id"] == 3 {
             assert_eq!(answer["error"]["code"], -32603);
-            assert!(answer["error"]["message"].as_str().unwrap().contains("exited with status 3"));
+            assert!(answer["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("exited with status 3"));
             continue;
         }
         let error = canonical(answer);
         assert_eq!(error["errorCategory"], "transient", "{answer}");
         assert_eq!(error["isRetryable"], true);
         assert_eq!(error["originalError"]["source"], "proxy");
-        assert!(error["message"].as_str().unwrap().contains("exited with status 3"), "{error}");
+        assert!(
+            error["message"]
+                .as_str()
+                .unwrap()
+                .contains("exited with status 3"),
+            "{error}"
+        );
     }
 }
 
@@ -107,7 +129,10 @@ fn sigterm_to_the_proxy_reaches_the_upstream() {
     unsafe { libc::kill(p.child.id() as i32, libc::SIGTERM) };
     let status = p.wait();
     assert_eq!(status.code(), Some(128 + libc::SIGTERM), "{status:?}");
-    assert!(status.signal().is_none(), "the proxy exits, it is not killed");
+    assert!(
+        status.signal().is_none(),
+        "the proxy exits, it is not killed"
+    );
     std::thread::sleep(Duration::from_millis(50));
     assert!(!alive(pid), "no orphan");
 }
@@ -137,7 +162,10 @@ fn an_upstream_that_cannot_start_is_a_clear_error() {
         .unwrap();
     assert_eq!(output.status.code(), Some(69));
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.contains("cannot start the upstream server '/nonexistent/server'"), "{stderr}");
+    assert!(
+        stderr.contains("cannot start the upstream server '/nonexistent/server'"),
+        "{stderr}"
+    );
     assert!(output.stdout.is_empty());
 }
 

@@ -18,21 +18,34 @@ fn expected(label: &str) -> (&'static str, &'static str, bool) {
             ("validation", "NOT_FOUND", false)
         }
         "unknown_tool" | "edit_no_match" => ("validation", "NOT_FOUND", false),
-        "access_denied_outside" | "access_denied_symlink" | "access_denied_traversal"
-        | "access_denied_write_outside" | "noroots_read" => ("permission", "PERMISSION_DENIED", false),
+        "access_denied_outside"
+        | "access_denied_symlink"
+        | "access_denied_traversal"
+        | "access_denied_write_outside"
+        | "noroots_read" => ("permission", "PERMISSION_DENIED", false),
         "eexist_move" => ("validation", "ALREADY_EXISTS", false),
         "gzip_conn_refused" => ("transient", "SYSTEM_UNAVAILABLE", true),
-        "eisdir_read" | "enotdir_list" | "head_and_tail" | "gzip_bad_protocol" | "schema_bad_enum"
-        | "schema_missing_arg" | "schema_out_of_range" | "schema_wrong_type" | "schema_empty_array"
-        | "invalid_target_timezone" | "invalid_time_format" | "invalid_timezone" => {
-            ("validation", "VALIDATION_ERROR", false)
-        }
+        "eisdir_read"
+        | "enotdir_list"
+        | "head_and_tail"
+        | "gzip_bad_protocol"
+        | "schema_bad_enum"
+        | "schema_missing_arg"
+        | "schema_out_of_range"
+        | "schema_wrong_type"
+        | "schema_empty_array"
+        | "invalid_target_timezone"
+        | "invalid_time_format"
+        | "invalid_timezone" => ("validation", "VALIDATION_ERROR", false),
         other => panic!("no expectation for failure '{other}': add one"),
     }
 }
 
 fn records() -> Vec<Value> {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/real-failures.jsonl");
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/real-failures.jsonl"
+    );
     std::fs::read_to_string(path)
         .unwrap()
         .lines()
@@ -50,7 +63,8 @@ fn through_proxy(record: &Value) -> Option<Value> {
     let rewriter = &*REWRITER;
     let mut session = Session::default();
     let request = record["request_raw"].as_str().unwrap();
-    let Line::Message(Message::Request { id, method, params }) = wire::parse(request.as_bytes()) else {
+    let Line::Message(Message::Request { id, method, params }) = wire::parse(request.as_bytes())
+    else {
         panic!("not a request: {request}")
     };
     session.client_request(id, &method, params);
@@ -64,7 +78,9 @@ fn through_proxy(record: &Value) -> Option<Value> {
         Answer::Result(r) => Some(r),
         Answer::Error(_) => None,
     };
-    let answered = session.upstream_answer(id, result).expect("a tools/call answer");
+    let answered = session
+        .upstream_answer(id, result)
+        .expect("a tools/call answer");
     rewriter.rewrite(&answered, answer).map(|r| r.result)
 }
 
@@ -85,9 +101,18 @@ fn every_recorded_failure_is_structured_and_classified_as_expected() {
         assert_eq!(error["errorCategory"], category, "{context}");
         assert_eq!(error["errorCode"], code, "{context}");
         assert_eq!(error["isRetryable"], retryable, "{context}");
-        assert!(error["ruleId"].is_string(), "{context}: classified by a rule");
-        assert_eq!(error["originalError"]["text"], record["text"], "{context}: text kept verbatim");
-        assert_eq!(error["attempted_query"]["arguments"], record["arguments"], "{context}");
+        assert!(
+            error["ruleId"].is_string(),
+            "{context}: classified by a rule"
+        );
+        assert_eq!(
+            error["originalError"]["text"], record["text"],
+            "{context}: text kept verbatim"
+        );
+        assert_eq!(
+            error["attempted_query"]["arguments"], record["arguments"],
+            "{context}"
+        );
     }
     assert_eq!(failures, 93, "every failure in the recording was checked");
 }

@@ -42,18 +42,37 @@ fn is_error_results_are_classified_with_the_original_text_kept() {
         assert_eq!(error["errorCategory"], category, "{text}");
         assert_eq!(error["errorCode"], code, "{text}");
         assert_eq!(error["isRetryable"], retryable, "{text}");
-        assert_eq!(error["originalError"], json!({"source": "result", "text": text, "rpcCode": null, "rpcData": null}));
-        assert_eq!(error["attempted_query"], json!({"tool": "fail", "arguments": {"text": text}}));
-        assert_eq!(answer["result"]["structuredContent"], shown(&answer), "fail has no outputSchema");
+        assert_eq!(
+            error["originalError"],
+            json!({"source": "result", "text": text, "rpcCode": null, "rpcData": null})
+        );
+        assert_eq!(
+            error["attempted_query"],
+            json!({"tool": "fail", "arguments": {"text": text}})
+        );
+        assert_eq!(
+            answer["result"]["structuredContent"],
+            shown(&answer),
+            "fail has no outputSchema"
+        );
     }
-    let unclassified = canonical(&p.call(json!(99), "fail", json!({"text": "The flux capacitor is sad"}))).clone();
+    let unclassified = canonical(&p.call(
+        json!(99),
+        "fail",
+        json!({"text": "The flux capacitor is sad"}),
+    ))
+    .clone();
     assert_eq!(unclassified["ruleId"], Value::Null);
 }
 
 #[test]
 fn rate_limits_carry_retry_after_from_the_text() {
     let mut p = proxy();
-    let answer = p.call(json!(1), "fail", json!({"text": "HTTP 429 Too Many Requests. Retry-After: 120"}));
+    let answer = p.call(
+        json!(1),
+        "fail",
+        json!({"text": "HTTP 429 Too Many Requests. Retry-After: 120"}),
+    );
     let error = structured(&answer);
     assert_eq!(error["errorCode"], "RATE_LIMITED");
     assert_eq!(error["isRetryable"], true);
@@ -87,7 +106,11 @@ fn rpc_error_rewriting_can_be_turned_off() {
 fn control_errors_and_other_methods_errors_pass_untouched() {
     let mut p = proxy();
     for code in [-32042, -32020, -32099] {
-        let answer = p.call(json!(code), "rpc_error", json!({"code": code, "message": "steer"}));
+        let answer = p.call(
+            json!(code),
+            "rpc_error",
+            json!({"code": code, "message": "steer"}),
+        );
         assert_eq!(answer["error"]["code"], code, "{answer}");
     }
     p.send(r#"{"jsonrpc":"2.0","id":"r","method":"resources/read","params":{"uri":"x"}}"#);
@@ -109,7 +132,10 @@ fn successes_tasks_and_input_required_pass_byte_for_byte() {
     for (i, line) in lines.iter().enumerate() {
         p.send_json(&json!({"jsonrpc": "2.0", "id": i, "method": "tools/call",
                             "params": {"name": "emit", "arguments": {"lines": [line]}}}));
-        assert_eq!(p.recv_raw(), format!("{}\n", line.replace("{ID}", &i.to_string())).into_bytes());
+        assert_eq!(
+            p.recv_raw(),
+            format!("{}\n", line.replace("{ID}", &i.to_string())).into_bytes()
+        );
     }
 }
 
@@ -139,9 +165,16 @@ fn answers_to_cancelled_calls_pass_untouched() {
 #[test]
 fn no_structured_content_for_tools_that_declare_an_output_schema() {
     let mut p = proxy();
-    let answer = p.call(json!(1), "typed_fail", json!({"text": "ENOENT: no such file or directory"}));
+    let answer = p.call(
+        json!(1),
+        "typed_fail",
+        json!({"text": "ENOENT: no such file or directory"}),
+    );
     structured(&answer);
-    assert!(answer["result"].get("structuredContent").is_none(), "{answer}");
+    assert!(
+        answer["result"].get("structuredContent").is_none(),
+        "{answer}"
+    );
 }
 
 #[test]
@@ -154,7 +187,10 @@ fn out_of_order_answers_are_matched_to_their_own_calls() {
         "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"sampling/createMessage\",\"params\":{}}",
         "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":1,\"progress\":1}}"
     ]}}}));
-    assert_eq!(p.recv_raw(), b"{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"sampling/createMessage\",\"params\":{}}\n");
+    assert_eq!(
+        p.recv_raw(),
+        b"{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"sampling/createMessage\",\"params\":{}}\n"
+    );
     assert_eq!(p.recv()["method"], "notifications/progress");
     // The client answers the server's request 0; that is not an answer to the call with id 0.
     p.send(r#"{"jsonrpc":"2.0","id":0,"result":{"role":"assistant","content":{"type":"text","text":"x"},"model":"m"}}"#);
@@ -163,7 +199,10 @@ fn out_of_order_answers_are_matched_to_their_own_calls() {
     let second = p.recv();
     assert_eq!(first["id"], 0, "held calls are released newest first");
     assert_eq!(canonical(&first)["errorCategory"], "permission");
-    assert_eq!(canonical(&first)["attempted_query"]["arguments"]["text"], "permission denied");
+    assert_eq!(
+        canonical(&first)["attempted_query"]["arguments"]["text"],
+        "permission denied"
+    );
     assert_eq!(second["id"], "a");
     assert_eq!(canonical(&second)["errorCategory"], "transient");
     assert_eq!(p.recv()["id"], 2);
@@ -177,7 +216,10 @@ fn odd_ids_are_answered_with_their_own_bytes() {
             r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"fail","arguments":{{"text":"fetch failed"}}}}}}"#
         ));
         let raw = String::from_utf8(p.recv_raw()).unwrap();
-        assert!(raw.starts_with(&format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":")), "{id}: {raw}");
+        assert!(
+            raw.starts_with(&format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":")),
+            "{id}: {raw}"
+        );
         assert!(raw.contains("mcp-errnorm/error"));
     }
 }
@@ -201,7 +243,10 @@ fn stateless_2026_sessions_get_result_type() {
     let answer = p.recv();
     structured(&answer);
     assert_eq!(answer["result"]["resultType"], "complete");
-    assert_eq!(answer["result"]["_meta"]["io.modelcontextprotocol/serverInfo"]["name"], "s", "upstream _meta kept");
+    assert_eq!(
+        answer["result"]["_meta"]["io.modelcontextprotocol/serverInfo"]["name"], "s",
+        "upstream _meta kept"
+    );
 }
 
 #[test]
@@ -264,9 +309,18 @@ alternatives = ["wait for next month", "upgrade the plan"]
     let error = structured(&p.call(json!(1), "fail", json!({"text": "fetch failed"})));
     assert_eq!(error["ruleId"], "quota-is-business");
     assert_eq!(error["errorCode"], "QUOTA_EXHAUSTED");
-    assert_eq!(error["message"], "fail cannot run: the monthly quota is used up");
-    assert_eq!(error["userMessage"], "Your plan's monthly quota is used up.");
-    assert_eq!(error["alternatives"], json!(["wait for next month", "upgrade the plan"]));
+    assert_eq!(
+        error["message"],
+        "fail cannot run: the monthly quota is used up"
+    );
+    assert_eq!(
+        error["userMessage"],
+        "Your plan's monthly quota is used up."
+    );
+    assert_eq!(
+        error["alternatives"],
+        json!(["wait for next month", "upgrade the plan"])
+    );
     // The same text from another tool falls to the defaults.
     let error = structured(&p.call(json!(2), "typed_fail", json!({"text": "fetch failed"})));
     assert_eq!(error["ruleId"], "fetch-failed");

@@ -49,14 +49,26 @@ fn run(direct: bool) -> (Vec<u8>, Vec<u8>) {
 fn a_whole_session_is_byte_for_byte_the_same_as_direct() {
     let (direct_out, direct_in) = run(true);
     let (proxied_out, proxied_in) = run(false);
-    let expected_in: Vec<u8> = CLIENT_SESSION.iter().flat_map(|l| format!("{l}\n").into_bytes()).collect();
-    assert_eq!(String::from_utf8_lossy(&direct_in), String::from_utf8_lossy(&expected_in));
+    let expected_in: Vec<u8> = CLIENT_SESSION
+        .iter()
+        .flat_map(|l| format!("{l}\n").into_bytes())
+        .collect();
+    assert_eq!(
+        String::from_utf8_lossy(&direct_in),
+        String::from_utf8_lossy(&expected_in)
+    );
     assert_eq!(
         String::from_utf8_lossy(&proxied_in),
         String::from_utf8_lossy(&expected_in),
         "the upstream must receive exactly what the client sent"
     );
-    assert_eq!(direct_out.split(|&b| b == b'\n').filter(|l| !l.is_empty()).count(), 14);
+    assert_eq!(
+        direct_out
+            .split(|&b| b == b'\n')
+            .filter(|l| !l.is_empty())
+            .count(),
+        14
+    );
     assert_eq!(
         String::from_utf8_lossy(&proxied_out),
         String::from_utf8_lossy(&direct_out),
@@ -67,7 +79,8 @@ fn a_whole_session_is_byte_for_byte_the_same_as_direct() {
 #[test]
 fn non_json_from_the_client_passes_to_the_upstream() {
     let mut p = Running::proxy(&[]);
-    let call = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{}}}"#;
+    let call =
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{}}}"#;
     for line in ["this is not json", "{\"broken\":", "", "\u{1b}[31m", call] {
         p.send(line);
     }
@@ -91,11 +104,17 @@ fn non_json_from_the_upstream_goes_to_stderr_not_the_client() {
         "emit",
         json!({"lines": ["DEBUG: a stray print", "{\"jsonrpc\":\"2.0\",\"id\":{ID},\"result\":{\"content\":[]}}"]}),
     );
-    assert_eq!(answer["id"], 1, "the first stdout line must be the answer, not noise");
+    assert_eq!(
+        answer["id"], 1,
+        "the first stdout line must be the answer, not noise"
+    );
     p.close_stdin();
     p.wait();
     let stderr = p.stderr();
-    assert!(stderr.contains("Starting legacy server v1 on stdio..."), "{stderr}");
+    assert!(
+        stderr.contains("Starting legacy server v1 on stdio..."),
+        "{stderr}"
+    );
     assert!(stderr.contains("DEBUG: a stray print"), "{stderr}");
 }
 

@@ -34,21 +34,12 @@ pub struct Running {
     _dir: tempfile::TempDir,
 }
 
+#[derive(Default)]
 pub struct Options<'a> {
     pub proxy_args: &'a [&'a str],
     pub env: &'a [(&'a str, &'a str)],
     /// Run the fixture directly, without the proxy (for byte-for-byte comparisons).
     pub direct: bool,
-}
-
-impl Default for Options<'_> {
-    fn default() -> Self {
-        Options {
-            proxy_args: &[],
-            env: &[],
-            direct: false,
-        }
-    }
 }
 
 impl Running {
@@ -129,8 +120,12 @@ impl Running {
 
     pub fn recv(&mut self) -> Value {
         let line = self.recv_raw();
-        serde_json::from_slice(&line)
-            .unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {}", String::from_utf8_lossy(&line)))
+        serde_json::from_slice(&line).unwrap_or_else(|e| {
+            panic!(
+                "stdout line is not JSON ({e}): {}",
+                String::from_utf8_lossy(&line)
+            )
+        })
     }
 
     /// Nothing more arrives on stdout within `wait`.
@@ -184,7 +179,10 @@ impl Running {
             if let Some(status) = self.child.try_wait().unwrap() {
                 return status;
             }
-            assert!(Instant::now() < deadline, "process did not exit within {PATIENCE:?}");
+            assert!(
+                Instant::now() < deadline,
+                "process did not exit within {PATIENCE:?}"
+            );
             std::thread::sleep(Duration::from_millis(10));
         }
     }
