@@ -163,9 +163,11 @@ impl Rewriter {
         result.insert("isError".into(), Value::Bool(true));
 
         // TS SDK 1.x validates `structuredContent` against the tool's outputSchema even on
-        // errors and throws, so the model would never see the error.
-        let tool_declares_schema = answered.tool.as_ref().is_some_and(|t| t.has_output_schema);
-        if !tool_declares_schema && answered.protocol.has_structured_content() {
+        // errors and throws, so the model would never see the error. Only a tool seen in this
+        // session's tools/list without a schema is safe: clients may call tools they listed in
+        // an earlier session, or never list at all.
+        let known_schemaless = answered.tool.as_ref().is_some_and(|t| !t.has_output_schema);
+        if known_schemaless && answered.protocol.has_structured_content() {
             result.insert("structuredContent".into(), shown);
         }
 
@@ -322,7 +324,7 @@ mod tests {
     }
 
     #[test]
-    fn no_structured_content_for_tools_with_output_schema_or_old_protocols() {
+    fn no_structured_content_unless_the_tool_is_listed_without_schema() {
         let r = rewriter(Profile::Mcp);
         let failed = r#"{"content":[{"type":"text","text":"ENOENT"}],"isError":true,"structuredContent":{"partial":1}}"#;
         let out = rewrite_result(&r, &answered(None, true), failed).unwrap();
@@ -333,6 +335,13 @@ mod tests {
         );
         let out = rewrite_result(&r, &answered(Some("2025-03-26"), false), failed).unwrap();
         assert!(out.get("structuredContent").is_none());
+        let mut unlisted = answered(None, false);
+        unlisted.tool = None;
+        let out = rewrite_result(&r, &unlisted, failed).unwrap();
+        assert!(
+            out.get("structuredContent").is_none(),
+            "a tool never listed may have a schema"
+        );
     }
 
     #[test]

@@ -254,9 +254,30 @@ fn old_protocol_sessions_get_no_structured_content() {
     let mut p = Running::proxy(&[]);
     p.send(r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2024-11-05","capabilities":{},"clientInfo":{"name":"old","version":"1"}}}"#);
     p.recv();
+    p.send(r#"{"jsonrpc":"2.0","id":"l","method":"tools/list"}"#);
+    p.recv();
     let answer = p.call(json!(1), "fail", json!({"text": "fetch failed"}));
     structured(&answer);
     assert!(answer["result"].get("structuredContent").is_none());
+}
+
+#[test]
+fn tools_never_listed_get_no_structured_content() {
+    let mut p = Running::proxy(&[]);
+    let answer = p.call(json!(1), "fail", json!({"text": "fetch failed"}));
+    structured(&answer);
+    assert!(
+        answer["result"].get("structuredContent").is_none(),
+        "it may declare an outputSchema"
+    );
+    p.send(r#"{"jsonrpc":"2.0","id":"l","method":"tools/list"}"#);
+    p.recv();
+    let answer = p.call(json!(2), "fail", json!({"text": "fetch failed"}));
+    assert_eq!(
+        answer["result"]["structuredContent"],
+        shown(&answer),
+        "listed without a schema"
+    );
 }
 
 #[test]
