@@ -9,6 +9,7 @@
 //! - [`template`]: `{capture}` message templates, checked at load.
 //! - [`rules`]: TOML rule files -> one compiled, ordered [`rules::RuleSet`].
 //! - [`classify`]: a failure + the rule set -> a [`classify::Verdict`].
+//! - [`check`]: what `check` verifies beyond loading: rule examples, shadowed rules.
 //! - [`render`]: the canonical [`render::StructuredError`] and its profiles (`mcp`, `enterprise`).
 //! - [`rewrite`]: is this `tools/call` answer a failure? If so, the `CallToolResult` to send instead.
 //! - [`wire`]: JSON-RPC lines through a borrowed envelope; byte-exact, builds only rewritten lines.
@@ -26,6 +27,7 @@
 // stdout belongs to the protocol: only the demo prints on purpose.
 #![deny(clippy::print_stdout)]
 
+pub mod check;
 pub mod classify;
 pub mod cli;
 pub mod config;

@@ -21,6 +21,16 @@ pub enum Category {
 }
 
 impl Category {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Category::Transient => "transient",
+            Category::Validation => "validation",
+            Category::Business => "business",
+            Category::Permission => "permission",
+            Category::Unknown => "unknown",
+        }
+    }
+
     /// The error code a rule gets when it names a category but no code.
     pub fn default_code(self) -> &'static str {
         match self {
@@ -30,6 +40,12 @@ impl Category {
             Category::Permission => codes::PERMISSION_DENIED,
             Category::Unknown => codes::UNCLASSIFIED,
         }
+    }
+}
+
+impl std::fmt::Display for Category {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 

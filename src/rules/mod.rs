@@ -8,16 +8,14 @@
 //! embedded defaults), then order within the file. The first rule that matches wins. A user rule
 //! with the id of a default rule replaces it.
 
-use std::collections::HashMap;
+mod load;
 
-use globset::{Glob, GlobSet, GlobSetBuilder};
-use regex::{Captures, Regex, RegexBuilder, RegexSet, RegexSetBuilder};
-use serde::Deserialize;
-use toml::Spanned;
+use globset::GlobSet;
+use regex::{Captures, Regex, RegexSet, RegexSetBuilder};
 
 use crate::diagnostic::{Diagnostic, Diagnostics, SourceFile};
-use crate::taxonomy::{self, Category, Source};
-use crate::template::{Template, BUILTINS};
+use crate::taxonomy::{Category, Source};
+use crate::template::Template;
 
 /// Compiled size limit of one rule's regex: rule files are input, not code, and a pathological
 /// pattern must not eat the proxy's memory.
@@ -28,12 +26,12 @@ pub const RETRY_AFTER_UNIT_CAPTURE: &str = "retry_after_unit";
 
 /// The rule files shipped inside the binary, in the order they are tried.
 pub const EMBEDDED_DEFAULTS: &[(&str, &str)] = &[
-    ("rules/mcp-sdk.toml", include_str!("../rules/mcp-sdk.toml")),
-    ("rules/servers.toml", include_str!("../rules/servers.toml")),
-    ("rules/os.toml", include_str!("../rules/os.toml")),
-    ("rules/network.toml", include_str!("../rules/network.toml")),
-    ("rules/http.toml", include_str!("../rules/http.toml")),
-    ("rules/generic.toml", include_str!("../rules/generic.toml")),
+    ("rules/mcp-sdk.toml", include_str!("../../rules/mcp-sdk.toml")),
+    ("rules/servers.toml", include_str!("../../rules/servers.toml")),
+    ("rules/os.toml", include_str!("../../rules/os.toml")),
+    ("rules/network.toml", include_str!("../../rules/network.toml")),
+    ("rules/http.toml", include_str!("../../rules/http.toml")),
+    ("rules/generic.toml", include_str!("../../rules/generic.toml")),
 ];
 
 /// The embedded default rule files.
@@ -60,15 +58,21 @@ pub struct Failure<'a> {
 #[derive(Debug)]
 pub struct Rule {
     pub id: String,
-    /// The file the rule came from, for logs and `--explain`.
+    /// Where the rule is written (its `id`), for messages, logs and `--explain`.
     pub file: String,
-    priority: i64,
+    pub line: usize,
+    pub col: usize,
+    /// From a user file rather than the embedded defaults.
+    pub user: bool,
+    pub priority: i64,
     regex: Option<Regex>,
     /// Index of `regex` in the set's first pass.
     set_index: Option<usize>,
+    /// The globs as written, and compiled.
+    pub tool_globs: Vec<String>,
     tools: Option<GlobSet>,
-    source: Option<Source>,
-    rpc_codes: Vec<i64>,
+    pub source: Option<Source>,
+    pub rpc_codes: Vec<i64>,
     pub category: Category,
     pub code: String,
     pub retryable: bool,
@@ -76,6 +80,26 @@ pub struct Rule {
     message: Option<Template>,
     user_message: Option<Template>,
     alternatives: Vec<Template>,
+    /// Failures this rule must decide as written, run by `mcp-errnorm check` and the tests.
+    pub examples: Vec<Example>,
+}
+
+/// An inline example of a rule: a failure, and what the whole table must make of it.
+#[derive(Debug, Clone)]
+pub struct Example {
+    pub text: String,
+    pub tool: String,
+    pub source: Source,
+    pub rpc_code: Option<i64>,
+    /// Where the example is written.
+    pub line: usize,
+    pub col: usize,
+    /// The rule expected to decide: this rule unless the example names another.
+    pub rule: String,
+    pub category: Option<Category>,
+    pub code: Option<String>,
+    pub retryable: Option<bool>,
+    pub retry_after: Option<u64>,
 }
 
 /// A rule that matched a failure, with its captures.
@@ -132,14 +156,14 @@ impl RuleSet {
         let mut problems = Vec::new();
         let mut user_rules = Vec::new();
         for file in user {
-            user_rules.extend(compile_file(file, &mut problems));
+            user_rules.extend(load::compile_file(file, true, &mut problems));
         }
         let mut default_rules = Vec::new();
         for file in defaults {
-            default_rules.extend(compile_file(file, &mut problems));
+            default_rules.extend(load::compile_file(file, false, &mut problems));
         }
-        check_unique_ids(&user_rules, &mut problems);
-        check_unique_ids(&default_rules, &mut problems);
+        load::check_unique_ids(&user_rules, &mut problems);
+        load::check_unique_ids(&default_rules, &mut problems);
         if !problems.is_empty() {
             return Err(Diagnostics(problems));
         }
@@ -176,6 +200,11 @@ impl RuleSet {
                 }])
             })?;
         Ok(RuleSet { rules, set })
+    }
+
+    /// The rule with this id.
+    pub fn rule(&self, id: &str) -> Option<&Rule> {
+        self.rules.iter().find(|r| r.id == id)
     }
 
     /// The embedded defaults alone.
@@ -222,6 +251,11 @@ impl RuleSet {
 }
 
 impl Rule {
+    /// The `match` pattern as written.
+    pub fn pattern(&self) -> Option<&str> {
+        self.regex.as_ref().map(Regex::as_str)
+    }
+
     fn applies_to(&self, failure: &Failure) -> bool {
         self.source.is_none_or(|s| s == failure.source)
             && (self.rpc_codes.is_empty()
@@ -230,225 +264,6 @@ impl Rule {
                     .is_some_and(|c| self.rpc_codes.contains(&c)))
             && self.tools.as_ref().is_none_or(|g| g.is_match(failure.tool))
     }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Loading
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RuleFileDoc {
-    #[serde(default)]
-    rule: Vec<RawRule>,
-}
-
-/// A rule as written. Every key is documented in `docs/rules.md`.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawRule {
-    id: Spanned<String>,
-    #[serde(rename = "match")]
-    pattern: Option<Spanned<String>>,
-    #[serde(default)]
-    priority: i64,
-    #[serde(default = "yes")]
-    enabled: bool,
-    #[serde(default)]
-    tools: Vec<Spanned<String>>,
-    source: Option<Spanned<Source>>,
-    #[serde(default)]
-    rpc_codes: Vec<i64>,
-    category: Option<Spanned<Category>>,
-    code: Option<Spanned<String>>,
-    retryable: Option<bool>,
-    retry_after: Option<u64>,
-    message: Option<Spanned<String>>,
-    user_message: Option<Spanned<String>>,
-    #[serde(default)]
-    alternatives: Vec<Spanned<String>>,
-}
-
-fn yes() -> bool {
-    true
-}
-
-struct Loaded {
-    rule: Rule,
-    enabled: bool,
-    file: SourceFile,
-    id_span: std::ops::Range<usize>,
-}
-
-fn compile_file(file: &SourceFile, problems: &mut Vec<Diagnostic>) -> Vec<Loaded> {
-    let doc: RuleFileDoc = match toml::from_str(&file.text) {
-        Ok(doc) => doc,
-        Err(e) => {
-            let rule = e.span().and_then(|s| rule_id_around(&file.text, s.start));
-            problems.push(file.diagnostic(e.span(), rule.as_deref(), e.message().trim_end()));
-            return Vec::new();
-        }
-    };
-    doc.rule
-        .into_iter()
-        .filter_map(|raw| compile_rule(file, raw, problems))
-        .collect()
-}
-
-fn compile_rule(file: &SourceFile, raw: RawRule, problems: &mut Vec<Diagnostic>) -> Option<Loaded> {
-    let id = raw.id.get_ref().clone();
-    let before = problems.len();
-    let mut problem = |span: std::ops::Range<usize>, message: String| {
-        problems.push(file.diagnostic(Some(span), Some(&id), message));
-    };
-
-    if id.trim().is_empty() {
-        problem(raw.id.span(), "'id' must not be empty".into());
-    }
-    let regex = raw.pattern.as_ref().and_then(|p| {
-        RegexBuilder::new(p.get_ref())
-            .size_limit(REGEX_SIZE_LIMIT)
-            .build()
-            .map_err(|e| problem(p.span(), format!("invalid regex in 'match': {e}")))
-            .ok()
-    });
-    let tools = if raw.tools.is_empty() {
-        None
-    } else {
-        let mut builder = GlobSetBuilder::new();
-        for glob in &raw.tools {
-            match Glob::new(glob.get_ref()) {
-                Ok(g) => {
-                    builder.add(g);
-                }
-                Err(e) => problem(glob.span(), format!("invalid glob in 'tools': {e}")),
-            }
-        }
-        builder.build().ok()
-    };
-    let source = raw.source.as_ref().map(|s| *s.get_ref());
-    if let Some(s) = &raw.source {
-        if *s.get_ref() == Source::Proxy {
-            problem(s.span(), "'source' must be \"result\" or \"rpc\"".into());
-        }
-    }
-    if let Some(c) = &raw.category {
-        if *c.get_ref() == Category::Unknown {
-            problem(
-                c.span(),
-                "'category' must be transient, validation, business or permission \
-                 (unknown is for failures no rule matches)"
-                    .into(),
-            );
-        }
-    }
-    if let Some(code) = &raw.code {
-        if !taxonomy::is_valid_code(code.get_ref()) {
-            problem(
-                code.span(),
-                format!("'code' must be UPPER_SNAKE_CASE, not '{}'", code.get_ref()),
-            );
-        }
-    }
-    let category = match (&raw.category, &raw.code) {
-        (Some(c), _) => *c.get_ref(),
-        (None, Some(code)) => match taxonomy::category_of_code(code.get_ref()) {
-            Some(c) => c,
-            None => {
-                problem(
-                    code.span(),
-                    format!(
-                        "'code' {} is not a well-known code: give a 'category' too",
-                        code.get_ref()
-                    ),
-                );
-                Category::Unknown
-            }
-        },
-        (None, None) => {
-            problem(
-                raw.id.span(),
-                "a rule needs a 'category' or a 'code'".into(),
-            );
-            Category::Unknown
-        }
-    };
-    let code = raw.code.as_ref().map_or_else(
-        || category.default_code().to_owned(),
-        |c| c.get_ref().clone(),
-    );
-
-    let capture_names: Vec<String> = regex
-        .as_ref()
-        .map(|r| r.capture_names().flatten().map(str::to_owned).collect())
-        .unwrap_or_default();
-    let known = |name: &str| BUILTINS.contains(&name) || capture_names.iter().any(|c| c == name);
-    let mut template = |t: &Spanned<String>| {
-        Template::parse(t.get_ref(), known)
-            .map_err(|e| problem(t.span(), e))
-            .ok()
-    };
-    let message = raw.message.as_ref().and_then(&mut template);
-    let user_message = raw.user_message.as_ref().and_then(&mut template);
-    let alternatives = raw.alternatives.iter().filter_map(&mut template).collect();
-
-    if problems.len() > before {
-        return None;
-    }
-    Some(Loaded {
-        enabled: raw.enabled,
-        file: file.clone(),
-        id_span: raw.id.span(),
-        rule: Rule {
-            file: file.name.clone(),
-            priority: raw.priority,
-            regex,
-            set_index: None,
-            tools,
-            source,
-            rpc_codes: raw.rpc_codes,
-            retryable: raw
-                .retryable
-                .unwrap_or_else(|| taxonomy::default_retryable(category, &code)),
-            category,
-            code,
-            retry_after: raw.retry_after,
-            message,
-            user_message,
-            alternatives,
-            id,
-        },
-    })
-}
-
-fn check_unique_ids(rules: &[Loaded], problems: &mut Vec<Diagnostic>) {
-    let mut seen: HashMap<&str, &Loaded> = HashMap::new();
-    for loaded in rules {
-        if let Some(first) = seen.insert(&loaded.rule.id, loaded) {
-            let (line, col) = crate::diagnostic::line_col(&first.file.text, first.id_span.start);
-            problems.push(loaded.file.diagnostic(
-                Some(loaded.id_span.clone()),
-                Some(&loaded.rule.id),
-                format!(
-                    "duplicate rule id (first defined at {}:{line}:{col})",
-                    first.file.name
-                ),
-            ));
-        }
-    }
-}
-
-/// The id of the `[[rule]]` table around a byte offset, found in the text itself: a file that
-/// does not deserialize has no parsed rules to ask.
-fn rule_id_around(text: &str, offset: usize) -> Option<String> {
-    let offset = offset.min(text.len());
-    let header = text[..offset].rfind("[[rule]]")?;
-    let body_end = text[header + 8..]
-        .find("\n[")
-        .map_or(text.len(), |i| header + 8 + i);
-    let id_pattern = Regex::new(r#"(?m)^\s*id\s*=\s*["']([^"'\n]*)["']"#).expect("valid");
-    id_pattern
-        .captures(&text[header..body_end])
-        .map(|c| c[1].to_owned())
 }
 
 #[cfg(test)]
@@ -594,74 +409,6 @@ mod tests {
         assert_eq!(ids, ["z", "x"]);
     }
 
-    fn errors(text: &str) -> Vec<String> {
-        load(text)
-            .unwrap_err()
-            .0
-            .iter()
-            .map(ToString::to_string)
-            .collect()
-    }
-
-    #[test]
-    fn bad_regex_names_file_line_col_and_rule() {
-        let e = errors("[[rule]]\nid = \"bad\"\nmatch = \"(unclosed\"\ncategory = \"transient\"\n");
-        assert_eq!(e.len(), 1);
-        assert!(
-            e[0].starts_with("r.toml:3:9: rule 'bad': invalid regex in 'match'"),
-            "{}",
-            e[0]
-        );
-    }
-
-    #[test]
-    fn unknown_key_and_category_are_located() {
-        let e = errors("[[rule]]\nid = \"k\"\nmatch = \"x\"\ncategroy = \"transient\"\n");
-        assert!(
-            e[0].starts_with("r.toml:4:1: rule 'k': unknown field `categroy`"),
-            "{}",
-            e[0]
-        );
-        let e = errors("[[rule]]\nid = \"k\"\ncategory = \"flaky\"\n");
-        assert!(
-            e[0].starts_with("r.toml:3:12: rule 'k': unknown variant `flaky`"),
-            "{}",
-            e[0]
-        );
-        let e = errors("[[rule]]\nid = \"k\"\ncategory = \"unknown\"\n");
-        assert!(e[0].contains("rule 'k': 'category' must be"), "{}", e[0]);
-    }
-
-    #[test]
-    fn every_problem_is_reported_and_nothing_half_applies() {
-        let e = errors(
-            "[[rule]]\nid = \"a\"\nmatch = \"(?P<x>a)\"\ncategory = \"transient\"\nmessage = \"{y}\"\n\
-             [[rule]]\nid = \"a\"\ncode = \"MY_CODE\"\n\
-             [[rule]]\nid = \"c\"\ntools = [\"[\"]\ncategory = \"business\"\n",
-        );
-        assert_eq!(e.len(), 3, "{e:#?}");
-        assert!(e[0].contains("rule 'a': placeholder '{y}'"));
-        assert!(e[1].contains("rule 'a': 'code' MY_CODE is not a well-known code"));
-        assert!(e[2].contains("rule 'c': invalid glob"));
-    }
-
-    #[test]
-    fn duplicate_ids_point_at_both() {
-        let e = errors(
-            "[[rule]]\nid = \"d\"\ncategory = \"business\"\n[[rule]]\nid = \"d\"\ncategory = \"business\"\n",
-        );
-        assert_eq!(
-            e,
-            ["r.toml:5:6: rule 'd': duplicate rule id (first defined at r.toml:2:6)"]
-        );
-    }
-
-    #[test]
-    fn syntax_errors_are_located() {
-        let e = errors("[[rule]]\nid = \"s\"\nmatch = \"x\ncategory = \"business\"\n");
-        assert!(e[0].starts_with("r.toml:3:"), "{}", e[0]);
-        assert!(e[0].contains("rule 's'"), "{}", e[0]);
-    }
 
     #[test]
     fn embedded_defaults_load() {

@@ -1,0 +1,381 @@
+//! Loading rule files: TOML in, compiled [`Rule`]s out, every problem collected as a
+//! [`Diagnostic`] with `file:line:col` and the rule id.
+
+use std::collections::HashMap;
+use std::ops::Range;
+
+use globset::{Glob, GlobSetBuilder};
+use regex::{Regex, RegexBuilder};
+use serde::Deserialize;
+use toml::Spanned;
+
+use super::{Example, Rule, REGEX_SIZE_LIMIT};
+use crate::diagnostic::{line_col, Diagnostic, SourceFile};
+use crate::taxonomy::{self, Category, Source};
+use crate::template::{Template, BUILTINS};
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RuleFileDoc {
+    #[serde(default)]
+    rule: Vec<RawRule>,
+}
+
+/// A rule as written. Every key is documented in `docs/rules.md`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRule {
+    id: Spanned<String>,
+    #[serde(rename = "match")]
+    pattern: Option<Spanned<String>>,
+    #[serde(default)]
+    priority: i64,
+    #[serde(default = "yes")]
+    enabled: bool,
+    #[serde(default)]
+    tools: Vec<Spanned<String>>,
+    source: Option<Spanned<Source>>,
+    #[serde(default)]
+    rpc_codes: Vec<i64>,
+    category: Option<Spanned<Category>>,
+    code: Option<Spanned<String>>,
+    retryable: Option<bool>,
+    retry_after: Option<u64>,
+    message: Option<Spanned<String>>,
+    user_message: Option<Spanned<String>>,
+    #[serde(default)]
+    alternatives: Vec<Spanned<String>>,
+    #[serde(default)]
+    example: Vec<Spanned<RawExample>>,
+}
+
+/// An inline example as written (`[[rule.example]]`).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawExample {
+    text: String,
+    tool: Option<String>,
+    source: Option<Source>,
+    rpc_code: Option<i64>,
+    rule: Option<String>,
+    category: Option<Category>,
+    code: Option<String>,
+    retryable: Option<bool>,
+    retry_after: Option<u64>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// A compiled rule with what loading still needs to know about it.
+pub(super) struct Loaded {
+    pub rule: Rule,
+    pub enabled: bool,
+    file: SourceFile,
+    id_span: Range<usize>,
+}
+
+pub(super) fn compile_file(
+    file: &SourceFile,
+    user: bool,
+    problems: &mut Vec<Diagnostic>,
+) -> Vec<Loaded> {
+    let doc: RuleFileDoc = match toml::from_str(&file.text) {
+        Ok(doc) => doc,
+        Err(e) => {
+            let rule = e.span().and_then(|s| rule_id_around(&file.text, s.start));
+            problems.push(file.diagnostic(e.span(), rule.as_deref(), e.message().trim_end()));
+            return Vec::new();
+        }
+    };
+    doc.rule
+        .into_iter()
+        .filter_map(|raw| compile_rule(file, user, raw, problems))
+        .collect()
+}
+
+fn compile_rule(
+    file: &SourceFile,
+    user: bool,
+    raw: RawRule,
+    problems: &mut Vec<Diagnostic>,
+) -> Option<Loaded> {
+    let id = raw.id.get_ref().clone();
+    let before = problems.len();
+    let mut problem = |span: Range<usize>, message: String| {
+        problems.push(file.diagnostic(Some(span), Some(&id), message));
+    };
+
+    if id.trim().is_empty() {
+        problem(raw.id.span(), "'id' must not be empty".into());
+    }
+    let regex = raw.pattern.as_ref().and_then(|p| {
+        RegexBuilder::new(p.get_ref())
+            .size_limit(REGEX_SIZE_LIMIT)
+            .build()
+            .map_err(|e| problem(p.span(), format!("invalid regex in 'match': {e}")))
+            .ok()
+    });
+    let tools = if raw.tools.is_empty() {
+        None
+    } else {
+        let mut builder = GlobSetBuilder::new();
+        for glob in &raw.tools {
+            match Glob::new(glob.get_ref()) {
+                Ok(g) => {
+                    builder.add(g);
+                }
+                Err(e) => problem(glob.span(), format!("invalid glob in 'tools': {e}")),
+            }
+        }
+        builder.build().ok()
+    };
+    let source = raw.source.as_ref().map(|s| *s.get_ref());
+    if let Some(s) = &raw.source {
+        if *s.get_ref() == Source::Proxy {
+            problem(s.span(), "'source' must be \"result\" or \"rpc\"".into());
+        }
+    }
+    if let Some(c) = &raw.category {
+        if *c.get_ref() == Category::Unknown {
+            problem(
+                c.span(),
+                "'category' must be transient, validation, business or permission \
+                 (unknown is for failures no rule matches)"
+                    .into(),
+            );
+        }
+    }
+    if let Some(code) = &raw.code {
+        if !taxonomy::is_valid_code(code.get_ref()) {
+            problem(
+                code.span(),
+                format!("'code' must be UPPER_SNAKE_CASE, not '{}'", code.get_ref()),
+            );
+        }
+    }
+    let category = match (&raw.category, &raw.code) {
+        (Some(c), _) => *c.get_ref(),
+        (None, Some(code)) => match taxonomy::category_of_code(code.get_ref()) {
+            Some(c) => c,
+            None => {
+                problem(
+                    code.span(),
+                    format!(
+                        "'code' {} is not a well-known code: give a 'category' too",
+                        code.get_ref()
+                    ),
+                );
+                Category::Unknown
+            }
+        },
+        (None, None) => {
+            problem(
+                raw.id.span(),
+                "a rule needs a 'category' or a 'code'".into(),
+            );
+            Category::Unknown
+        }
+    };
+    let code = raw.code.as_ref().map_or_else(
+        || category.default_code().to_owned(),
+        |c| c.get_ref().clone(),
+    );
+
+    let capture_names: Vec<String> = regex
+        .as_ref()
+        .map(|r| r.capture_names().flatten().map(str::to_owned).collect())
+        .unwrap_or_default();
+    let known = |name: &str| BUILTINS.contains(&name) || capture_names.iter().any(|c| c == name);
+    let mut template = |t: &Spanned<String>| {
+        Template::parse(t.get_ref(), known)
+            .map_err(|e| problem(t.span(), e))
+            .ok()
+    };
+    let message = raw.message.as_ref().and_then(&mut template);
+    let user_message = raw.user_message.as_ref().and_then(&mut template);
+    let alternatives = raw.alternatives.iter().filter_map(&mut template).collect();
+
+    let examples: Vec<Example> = raw
+        .example
+        .into_iter()
+        .map(|spanned| {
+            let span = spanned.span();
+            let (line, col) = line_col(&file.text, span.start);
+            let e = spanned.into_inner();
+            if !raw.tools.is_empty() && e.tool.is_none() {
+                problem(
+                    span.clone(),
+                    "an example of a rule with 'tools' needs a 'tool' to run as".into(),
+                );
+            }
+            if let Some(code) = e.code.as_deref().filter(|c| !taxonomy::is_valid_code(c)) {
+                problem(span, format!("example 'code' must be UPPER_SNAKE_CASE, not '{code}'"));
+            }
+            Example {
+                text: e.text,
+                tool: e.tool.unwrap_or_else(|| "tool".to_owned()),
+                source: e.source.unwrap_or(Source::Result),
+                rpc_code: e.rpc_code,
+                line,
+                col,
+                rule: e.rule.unwrap_or_else(|| id.clone()),
+                category: e.category,
+                code: e.code,
+                retryable: e.retryable,
+                retry_after: e.retry_after,
+            }
+        })
+        .collect();
+
+    if problems.len() > before {
+        return None;
+    }
+    let (line, col) = line_col(&file.text, raw.id.span().start);
+    Some(Loaded {
+        enabled: raw.enabled,
+        file: file.clone(),
+        id_span: raw.id.span(),
+        rule: Rule {
+            file: file.name.clone(),
+            line,
+            col,
+            user,
+            priority: raw.priority,
+            regex,
+            set_index: None,
+            tool_globs: raw.tools.iter().map(|t| t.get_ref().clone()).collect(),
+            tools,
+            source,
+            rpc_codes: raw.rpc_codes,
+            retryable: raw
+                .retryable
+                .unwrap_or_else(|| taxonomy::default_retryable(category, &code)),
+            category,
+            code,
+            retry_after: raw.retry_after,
+            message,
+            user_message,
+            alternatives,
+            examples,
+            id,
+        },
+    })
+}
+
+pub(super) fn check_unique_ids(rules: &[Loaded], problems: &mut Vec<Diagnostic>) {
+    let mut seen: HashMap<&str, &Loaded> = HashMap::new();
+    for loaded in rules {
+        if let Some(first) = seen.insert(&loaded.rule.id, loaded) {
+            let (line, col) = line_col(&first.file.text, first.id_span.start);
+            problems.push(loaded.file.diagnostic(
+                Some(loaded.id_span.clone()),
+                Some(&loaded.rule.id),
+                format!(
+                    "duplicate rule id (first defined at {}:{line}:{col})",
+                    first.file.name
+                ),
+            ));
+        }
+    }
+}
+
+/// The id of the `[[rule]]` table around a byte offset, found in the text itself: a file that
+/// does not deserialize has no parsed rules to ask.
+fn rule_id_around(text: &str, offset: usize) -> Option<String> {
+    let offset = offset.min(text.len());
+    let header = text[..offset].rfind("[[rule]]")?;
+    let body_end = text[header + 8..]
+        .find("\n[")
+        .map_or(text.len(), |i| header + 8 + i);
+    let id_pattern = Regex::new(r#"(?m)^\s*id\s*=\s*["']([^"'\n]*)["']"#).expect("valid");
+    id_pattern
+        .captures(&text[header..body_end])
+        .map(|c| c[1].to_owned())
+}
+
+
+#[cfg(test)]
+mod tests {
+    use super::super::RuleSet;
+    use crate::diagnostic::{Diagnostics, SourceFile};
+
+    fn load(text: &str) -> Result<RuleSet, Diagnostics> {
+        RuleSet::load(&[SourceFile::new("r.toml", text)], &[])
+    }
+
+    fn errors(text: &str) -> Vec<String> {
+        load(text)
+            .unwrap_err()
+            .0
+            .iter()
+            .map(ToString::to_string)
+            .collect()
+    }
+
+    #[test]
+    fn bad_regex_names_file_line_col_and_rule() {
+        let e = errors("[[rule]]\nid = \"bad\"\nmatch = \"(unclosed\"\ncategory = \"transient\"\n");
+        assert_eq!(e.len(), 1);
+        assert!(
+            e[0].starts_with("r.toml:3:9: rule 'bad': invalid regex in 'match'"),
+            "{}",
+            e[0]
+        );
+    }
+
+
+    #[test]
+    fn unknown_key_and_category_are_located() {
+        let e = errors("[[rule]]\nid = \"k\"\nmatch = \"x\"\ncategroy = \"transient\"\n");
+        assert!(
+            e[0].starts_with("r.toml:4:1: rule 'k': unknown field `categroy`"),
+            "{}",
+            e[0]
+        );
+        let e = errors("[[rule]]\nid = \"k\"\ncategory = \"flaky\"\n");
+        assert!(
+            e[0].starts_with("r.toml:3:12: rule 'k': unknown variant `flaky`"),
+            "{}",
+            e[0]
+        );
+        let e = errors("[[rule]]\nid = \"k\"\ncategory = \"unknown\"\n");
+        assert!(e[0].contains("rule 'k': 'category' must be"), "{}", e[0]);
+    }
+
+
+    #[test]
+    fn every_problem_is_reported_and_nothing_half_applies() {
+        let e = errors(
+            "[[rule]]\nid = \"a\"\nmatch = \"(?P<x>a)\"\ncategory = \"transient\"\nmessage = \"{y}\"\n\
+             [[rule]]\nid = \"a\"\ncode = \"MY_CODE\"\n\
+             [[rule]]\nid = \"c\"\ntools = [\"[\"]\ncategory = \"business\"\n",
+        );
+        assert_eq!(e.len(), 3, "{e:#?}");
+        assert!(e[0].contains("rule 'a': placeholder '{y}'"));
+        assert!(e[1].contains("rule 'a': 'code' MY_CODE is not a well-known code"));
+        assert!(e[2].contains("rule 'c': invalid glob"));
+    }
+
+
+    #[test]
+    fn duplicate_ids_point_at_both() {
+        let e = errors(
+            "[[rule]]\nid = \"d\"\ncategory = \"business\"\n[[rule]]\nid = \"d\"\ncategory = \"business\"\n",
+        );
+        assert_eq!(
+            e,
+            ["r.toml:5:6: rule 'd': duplicate rule id (first defined at r.toml:2:6)"]
+        );
+    }
+
+
+    #[test]
+    fn syntax_errors_are_located() {
+        let e = errors("[[rule]]\nid = \"s\"\nmatch = \"x\ncategory = \"business\"\n");
+        assert!(e[0].starts_with("r.toml:3:"), "{}", e[0]);
+        assert!(e[0].contains("rule 's'"), "{}", e[0]);
+    }
+
+}
