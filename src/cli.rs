@@ -1,12 +1,13 @@
 //! The command line: run mode (`mcp-errnorm [OPTIONS] -- COMMAND...`) and the subcommands.
 //! Thin: it parses, sets up logging, and hands over to the library.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::{Args, Parser, Subcommand};
 
 use crate::config::{Flags, Settings};
 use crate::render::Profile;
+use crate::unmatched::UnmatchedLog;
 
 /// Exit codes of the proxy itself; otherwise it exits with the upstream's status.
 pub mod exit {
@@ -40,9 +41,9 @@ pub struct Cli {
     pub run: RunArgs,
 }
 
-/// The options of run mode.
-#[derive(Debug, Args)]
-pub struct RunArgs {
+/// Where the configuration and rules come from; shared by run mode and the rule tools.
+#[derive(Debug, Clone, Args)]
+pub struct RuleArgs {
     /// Config file (TOML); see config.example.toml.
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
@@ -52,6 +53,17 @@ pub struct RunArgs {
     /// Use no embedded default rules, only the given ones.
     #[arg(long)]
     pub no_default_rules: bool,
+}
+
+/// The options of run mode.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    #[command(flatten)]
+    pub source: RuleArgs,
+    /// Append every failure no rule matched to FILE, one JSON line each (tool, source, code,
+    /// text, time): ready for `classify --jsonl`, `coverage` and writing new rules.
+    #[arg(long, value_name = "FILE")]
+    pub log_unmatched: Option<PathBuf>,
     /// Shape of the error the model reads: mcp (seed 001 names) or enterprise (seed 000 envelope).
     #[arg(long, value_enum)]
     pub profile: Option<Profile>,
@@ -74,16 +86,87 @@ pub enum Command {
     /// The built-in legacy server the demo runs (an MCP server on stdio).
     #[command(hide = true)]
     DemoServer,
+    /// Validate the config and rule files without running anything, then run every rule's
+    /// examples. Exit 0 all well, 1 an example failed, 64 invalid files.
+    #[command(after_help = "Examples:\n  \
+        mcp-errnorm check --rules my-rules.toml\n  \
+        mcp-errnorm check --config ~/.config/mcp-errnorm.toml")]
+    Check {
+        #[command(flatten)]
+        source: RuleArgs,
+    },
+    /// Print the structured error the proxy would produce for a failure text (JSON on stdout;
+    /// which rule matched, and why, on stderr).
+    #[command(after_help = "Examples:\n  \
+        mcp-errnorm classify 'ENOENT: no such file or directory, open /x'\n  \
+        mcp-errnorm classify --tool search --explain 'HTTP 429 Too Many Requests'\n  \
+        mcp-errnorm classify --source rpc --code -32602 'Unknown tool: x'\n  \
+        mcp-errnorm classify --jsonl < unmatched.jsonl")]
+    Classify(ClassifyArgs),
+    /// For a file of recorded failures (JSON lines), count what each rule matched and what
+    /// fell to unclassified. Exit 0 when everything was classified, 1 otherwise.
+    #[command(after_help = "Example:\n  mcp-errnorm coverage --rules mine.toml unmatched.jsonl")]
+    Coverage {
+        #[command(flatten)]
+        source: RuleArgs,
+        /// JSON lines: {"text": ..., "tool": ..., "source": "result"|"rpc", "code": N}.
+        file: PathBuf,
+    },
+    /// Write a commented starter config.toml and rules.toml into the current folder (never
+    /// overwrites).
+    Init,
+}
+
+/// The options of `classify`.
+#[derive(Debug, Args)]
+pub struct ClassifyArgs {
+    #[command(flatten)]
+    pub source: RuleArgs,
+    /// The tool that failed.
+    #[arg(long, default_value = "tool")]
+    pub tool: String,
+    /// Where the failure came from: an isError result, or a JSON-RPC error.
+    #[arg(long = "source", value_enum, default_value = "result")]
+    pub failure_source: FailureSource,
+    /// The JSON-RPC error code (with --source rpc).
+    #[arg(long, allow_hyphen_values = true)]
+    pub code: Option<i64>,
+    /// List every rule that matches, in the order they are tried.
+    #[arg(long)]
+    pub explain: bool,
+    /// Read JSON lines from stdin ({"text", "tool", "source", "code"}) and print one result per line.
+    #[arg(long, conflicts_with = "text")]
+    pub jsonl: bool,
+    /// The failure text; `-` reads it from stdin.
+    #[arg(required_unless_present = "jsonl")]
+    pub text: Option<String>,
+}
+
+/// `--source` of `classify`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum FailureSource {
+    Result,
+    Rpc,
+}
+
+impl RuleArgs {
+    pub fn flags(&self) -> Flags {
+        Flags {
+            config: self.config.clone(),
+            rules: self.rules.clone(),
+            no_default_rules: self.no_default_rules,
+            ..Flags::default()
+        }
+    }
 }
 
 impl RunArgs {
     fn flags(&self) -> Flags {
         Flags {
-            config: self.config.clone(),
-            rules: self.rules.clone(),
-            no_default_rules: self.no_default_rules,
             profile: self.profile,
             log_level: self.log_level.clone(),
+            log_unmatched: self.log_unmatched.clone(),
+            ..self.source.flags()
         }
     }
 }
@@ -96,6 +179,10 @@ pub fn main(cli: Cli) -> i32 {
             crate::demo::run_demo(profile)
         }
         Some(Command::DemoServer) => crate::demo::serve(),
+        Some(Command::Check { source }) => crate::commands::check(&source.flags()),
+        Some(Command::Classify(args)) => crate::commands::classify(&args),
+        Some(Command::Coverage { source, file }) => crate::commands::coverage(&source.flags(), &file),
+        Some(Command::Init) => crate::commands::init(std::path::Path::new(".")),
         None => run_proxy(&cli.run),
     }
 }
@@ -120,7 +207,17 @@ fn run_proxy(args: &RunArgs) -> i32 {
             return exit::INTERNAL;
         }
     };
-    match runtime.block_on(crate::relay::run(&args.upstream, settings)) {
+    let unmatched = match settings.log_unmatched.as_deref().map(UnmatchedLog::open) {
+        None => None,
+        Some(Ok(log)) => Some(log),
+        Some(Err(e)) => {
+            let path = settings.log_unmatched.as_deref().unwrap_or_else(|| Path::new(""));
+            eprintln!("mcp-errnorm: cannot open {} for --log-unmatched: {e}", path.display());
+            return exit::USAGE;
+        }
+    };
+    let run = crate::relay::run(&args.upstream, args.flags(), settings, unmatched);
+    match runtime.block_on(run) {
         Ok(code) => code,
         Err(e) => {
             eprintln!("mcp-errnorm: {e}");

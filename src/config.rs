@@ -3,12 +3,14 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde::Deserialize;
 
 use crate::diagnostic::{Diagnostic, Diagnostics, SourceFile};
 use crate::render::Profile;
+use crate::rewrite::Rewriter;
 use crate::rules::{default_sources, RuleSet};
 
 /// What to do with a line on the upstream's stdout that is not JSON (a banner, a `print`).
@@ -34,6 +36,7 @@ struct ConfigFile {
     rewrite_rpc_errors: Option<bool>,
     non_json_upstream_lines: Option<NonJsonLines>,
     log_level: Option<String>,
+    log_unmatched: Option<PathBuf>,
     #[serde(default)]
     shutdown: ShutdownFile,
     #[serde(default)]
@@ -55,16 +58,21 @@ pub struct Flags {
     pub no_default_rules: bool,
     pub profile: Option<Profile>,
     pub log_level: Option<String>,
+    pub log_unmatched: Option<PathBuf>,
 }
 
 /// Everything a run needs, resolved and validated.
 #[derive(Debug)]
 pub struct Settings {
     pub profile: Profile,
-    pub rules: RuleSet,
+    pub rules: Arc<RuleSet>,
     pub rewrite_rpc_errors: bool,
     pub non_json_upstream_lines: NonJsonLines,
     pub log_level: Option<String>,
+    /// Where failures no rule matched are appended as JSON lines.
+    pub log_unmatched: Option<PathBuf>,
+    /// The files these settings were read from (config and rule files), watched for reload.
+    pub files: Vec<PathBuf>,
     /// After the client closes stdin: how long the upstream may take to exit on its own, and
     /// then after SIGTERM, before SIGKILL. The SDK clients allow 2 s + 2 s themselves.
     pub close_wait: Duration,
@@ -94,7 +102,9 @@ impl Settings {
             .chain(config.rules.iter().map(|p| base.join(p)));
         let mut user = Vec::new();
         let mut problems = Vec::new();
+        let mut files: Vec<PathBuf> = flags.config.iter().cloned().collect();
         for path in rule_paths {
+            files.push(path.clone());
             match SourceFile::read(&path) {
                 Ok(file) => user.push(file),
                 Err(d) => problems.push(d),
@@ -112,14 +122,30 @@ impl Settings {
         let rules = RuleSet::load(&user, &defaults)?;
         Ok(Settings {
             profile: flags.profile.or(config.profile).unwrap_or_default(),
-            rules,
+            rules: Arc::new(rules),
             rewrite_rpc_errors: config.rewrite_rpc_errors.unwrap_or(true),
             non_json_upstream_lines: config.non_json_upstream_lines.unwrap_or_default(),
             log_level: flags.log_level.clone().or(config.log_level),
+            log_unmatched: flags
+                .log_unmatched
+                .clone()
+                .or_else(|| config.log_unmatched.map(|p| base.join(p))),
+            files,
             close_wait: Duration::from_millis(config.shutdown.close_wait_ms.unwrap_or(2000)),
             term_wait: Duration::from_millis(config.shutdown.term_wait_ms.unwrap_or(2000)),
             env: config.env,
         })
+    }
+}
+
+impl Settings {
+    /// The rewriter these settings describe.
+    pub fn rewriter(&self) -> Rewriter {
+        Rewriter {
+            rules: self.rules.clone(),
+            profile: self.profile,
+            rewrite_rpc_errors: self.rewrite_rpc_errors,
+        }
     }
 }
 

@@ -19,7 +19,10 @@
 //! A thin I/O shell:
 //! - [`relay`]: the two pumps between client and upstream, asking session and rewrite per line.
 //! - [`upstream`]: spawning the server, signals, the shutdown ladder.
-//! - [`cli`]: the command line (run mode, `demo`).
+//! - [`reload`]: polling the config and rule files, swapping in a valid new table.
+//! - [`unmatched`]: `--log-unmatched`, failures no rule matched as JSON lines.
+//! - [`cli`]: the command line (run mode, `demo`, the rule tools).
+//! - [`commands`]: the rule tools: `check`, `classify`, `coverage`, `init`.
 //! - [`demo`]: a built-in legacy server that fails in the typical ways, and the demo itself.
 //!
 //! The core never reaches the shell: `relay` calls `session` and `rewrite`, never the reverse.
@@ -30,15 +33,18 @@
 pub mod check;
 pub mod classify;
 pub mod cli;
+pub mod commands;
 pub mod config;
 pub mod demo;
 pub mod diagnostic;
 pub mod relay;
+pub mod reload;
 pub mod render;
 pub mod rewrite;
 pub mod rules;
 pub mod session;
 pub mod taxonomy;
 pub mod template;
+pub mod unmatched;
 pub mod upstream;
 pub mod wire;

@@ -21,8 +21,12 @@ use tokio::signal::unix::{signal, SignalKind};
 use tokio::sync::mpsc;
 use tokio::time::{sleep_until, timeout, Instant};
 
-use crate::config::{NonJsonLines, Settings};
+use arc_swap::ArcSwap;
+
+use crate::config::{Flags, NonJsonLines, Settings};
+use crate::reload::{self, SharedRewriter};
 use crate::rewrite::{Answer, Rewriter};
+use crate::unmatched::UnmatchedLog;
 use crate::session::{Session, Unanswered};
 use crate::upstream;
 use crate::wire::{self, Line, Message};
@@ -42,7 +46,13 @@ pub struct StartError {
 }
 
 /// Runs the proxy until the upstream has exited; returns the exit code for the proxy.
-pub async fn run(command: &[String], settings: Settings) -> Result<i32, StartError> {
+/// `flags` are where `settings` came from, for reloading them.
+pub async fn run(
+    command: &[String],
+    flags: Flags,
+    settings: Settings,
+    unmatched: Option<UnmatchedLog>,
+) -> Result<i32, StartError> {
     let mut child = upstream::spawn(command, &settings.env).map_err(|source| StartError {
         program: command.first().cloned().unwrap_or_default(),
         source,
@@ -51,12 +61,17 @@ pub async fn run(command: &[String], settings: Settings) -> Result<i32, StartErr
     let child_stdin = child.stdin.take().expect("stdin is piped");
     let child_stdout = child.stdout.take().expect("stdout is piped");
 
-    let session = Arc::new(Mutex::new(Session::default()));
-    let rewriter = Rewriter {
-        rules: Arc::new(settings.rules),
-        profile: settings.profile,
-        rewrite_rpc_errors: settings.rewrite_rpc_errors,
-    };
+    let inspector = Arc::new(Inspector {
+        session: Mutex::new(Session::default()),
+        rewriter: Arc::new(ArcSwap::from_pointee(settings.rewriter())),
+        unmatched,
+        non_json: settings.non_json_upstream_lines,
+    });
+    tokio::spawn(reload::watch(
+        flags,
+        settings.files.clone(),
+        inspector.rewriter.clone(),
+    ));
 
     let (to_client, client_lines) = mpsc::channel::<Vec<u8>>(CHANNEL_LINES);
     let writer = std::thread::spawn(move || write_stdout(client_lines));
@@ -67,15 +82,13 @@ pub async fn run(command: &[String], settings: Settings) -> Result<i32, StartErr
     let mut client_pump = tokio::spawn(client_pump(
         client_rx,
         child_stdin,
-        session.clone(),
+        inspector.clone(),
         close_rx,
     ));
     let mut upstream_pump = tokio::spawn(upstream_pump(
         child_stdout,
         to_client.clone(),
-        session.clone(),
-        rewriter.clone(),
-        settings.non_json_upstream_lines,
+        inspector.clone(),
     ));
 
     let mut sigint = signal(SignalKind::interrupt()).expect("signal handlers install");
@@ -143,7 +156,8 @@ pub async fn run(command: &[String], settings: Settings) -> Result<i32, StartErr
         // A grandchild may hold the pipe open; what it writes now belongs to nobody.
         upstream_pump.abort();
     }
-    answer_pending(&session, &rewriter, &to_client, &how).await;
+    let rewriter = inspector.rewriter.load_full();
+    answer_pending(&inspector.session, &rewriter, &to_client, &how).await;
     drop(to_client);
     wait_for_thread(writer, DRAIN_WAIT).await;
     Ok(upstream::exit_code(status))
@@ -271,7 +285,7 @@ fn write_stdout(mut lines: mpsc::Receiver<Vec<u8>>) {
 async fn client_pump(
     mut lines: mpsc::Receiver<Vec<u8>>,
     mut child_stdin: ChildStdin,
-    session: Arc<Mutex<Session>>,
+    inspector: Arc<Inspector>,
     mut close: tokio::sync::oneshot::Receiver<()>,
 ) {
     loop {
@@ -280,7 +294,7 @@ async fn client_pump(
             _ = &mut close => None,
         };
         let Some(line) = line else { break };
-        observe_client_line(&session, &line);
+        inspector.client_line(&line);
         if let Err(e) = child_stdin.write_all(&line).await {
             tracing::warn!("cannot write to the upstream: {e}");
             break;
@@ -288,18 +302,6 @@ async fn client_pump(
     }
     // Dropping stdin closes it: the upstream's cue to exit.
     let _ = child_stdin.shutdown().await;
-}
-
-fn observe_client_line(session: &Mutex<Session>, line: &[u8]) {
-    let Line::Message(message) = wire::parse(line) else {
-        return;
-    };
-    let mut session = session.lock().expect("session lock");
-    match message {
-        Message::Request { id, method, params } => session.client_request(id, &method, params),
-        Message::Notification { method, params } => session.client_notification(&method, params),
-        Message::Response { .. } | Message::ErrorResponse { .. } => {}
-    }
 }
 
 #[derive(Debug)]
@@ -315,9 +317,7 @@ enum UpstreamEnd {
 async fn upstream_pump(
     child_stdout: ChildStdout,
     to_client: mpsc::Sender<Vec<u8>>,
-    session: Arc<Mutex<Session>>,
-    rewriter: Rewriter,
-    non_json: NonJsonLines,
+    inspector: Arc<Inspector>,
 ) -> UpstreamEnd {
     let mut reader = tokio::io::BufReader::with_capacity(64 * 1024, child_stdout);
     loop {
@@ -330,7 +330,7 @@ async fn upstream_pump(
                 return UpstreamEnd::Eof;
             }
         }
-        let Some(mut out) = upstream_line(line, &session, &rewriter, non_json) else {
+        let Some(mut out) = inspector.upstream_line(line) else {
             continue;
         };
         // A last line without its newline would run into whatever is written next.
@@ -343,39 +343,82 @@ async fn upstream_pump(
     }
 }
 
-/// What to send the client for one upstream line, if anything.
-fn upstream_line(
-    line: Vec<u8>,
-    session: &Mutex<Session>,
-    rewriter: &Rewriter,
-    non_json: NonJsonLines,
-) -> Option<Vec<u8>> {
-    let (id, answer) = match wire::parse(&line) {
-        Line::Message(Message::Response { id, result }) => (id, Answer::Result(result)),
-        Line::Message(Message::ErrorResponse { id, error }) => (id, Answer::Error(error)),
-        Line::Message(_) | Line::OtherJson => return Some(line),
-        Line::NotJson => return non_json_line(line, non_json),
-    };
-    let result = match answer {
-        Answer::Result(result) => Some(result),
-        Answer::Error(_) => None,
-    };
-    let answered = session
-        .lock()
-        .expect("session lock")
-        .upstream_answer(id, result);
-    let rewritten = answered.and_then(|a| {
-        let rewritten = rewriter.rewrite(&a, answer)?;
-        tracing::debug!(
-            tool = %a.call.name,
-            rule = rewritten.error.rule_id.as_deref().unwrap_or("(unclassified)"),
-            category = ?rewritten.error.category,
-            code = %rewritten.error.code,
-            "rewrote a failed tool call"
-        );
-        Some(wire::response_line(&a.id, &rewritten.result))
-    });
-    Some(rewritten.unwrap_or(line))
+/// The per-line logic of both pumps, apart from any I/O: what the session learns from each line,
+/// and what the client receives for each upstream line.
+pub struct Inspector {
+    pub session: Mutex<Session>,
+    pub rewriter: SharedRewriter,
+    pub unmatched: Option<UnmatchedLog>,
+    pub non_json: NonJsonLines,
+}
+
+impl Inspector {
+    /// An inspector with a fixed rewriter, no unmatched log, and non-JSON lines kept off stdout.
+    pub fn new(rewriter: Rewriter) -> Inspector {
+        Inspector {
+            session: Mutex::new(Session::default()),
+            rewriter: Arc::new(ArcSwap::from_pointee(rewriter)),
+            unmatched: None,
+            non_json: NonJsonLines::default(),
+        }
+    }
+
+    /// A line from the client, on its way to the upstream unchanged.
+    pub fn client_line(&self, line: &[u8]) {
+        let Line::Message(message) = wire::parse(line) else {
+            return;
+        };
+        let mut session = self.session.lock().expect("session lock");
+        match message {
+            Message::Request { id, method, params } => session.client_request(id, &method, params),
+            Message::Notification { method, params } => {
+                session.client_notification(&method, params)
+            }
+            Message::Response { .. } | Message::ErrorResponse { .. } => {}
+        }
+    }
+
+    /// What to send the client for one upstream line, if anything: the line itself, or its
+    /// rewrite when it is a failed tool call.
+    pub fn upstream_line(&self, line: Vec<u8>) -> Option<Vec<u8>> {
+        let (id, answer) = match wire::parse(&line) {
+            Line::Message(Message::Response { id, result }) => (id, Answer::Result(result)),
+            Line::Message(Message::ErrorResponse { id, error }) => (id, Answer::Error(error)),
+            Line::Message(Message::Notification { method, .. }) => {
+                if method == "notifications/tools/list_changed" {
+                    self.session.lock().expect("session lock").tools_changed();
+                }
+                return Some(line);
+            }
+            Line::Message(Message::Request { .. }) | Line::OtherJson => return Some(line),
+            Line::NotJson => return non_json_line(line, self.non_json),
+        };
+        let result = match answer {
+            Answer::Result(result) => Some(result),
+            Answer::Error(_) => None,
+        };
+        let answered = self
+            .session
+            .lock()
+            .expect("session lock")
+            .upstream_answer(id, result);
+        let rewritten = answered.and_then(|a| {
+            let rewritten = self.rewriter.load().rewrite(&a, answer)?;
+            let error = &rewritten.error;
+            tracing::debug!(
+                tool = %a.call.name,
+                rule = error.rule_id.as_deref().unwrap_or("(unclassified)"),
+                category = %error.category,
+                code = %error.code,
+                "rewrote a failed tool call"
+            );
+            if let Some(log) = &self.unmatched {
+                log.record(error);
+            }
+            Some(wire::response_line(&a.id, &rewritten.result))
+        });
+        Some(rewritten.unwrap_or(line))
+    }
 }
 
 fn non_json_line(line: Vec<u8>, policy: NonJsonLines) -> Option<Vec<u8>> {

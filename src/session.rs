@@ -272,6 +272,12 @@ impl Session {
         }
     }
 
+    /// The upstream's tools changed: what was learned may be stale until the next listing, and
+    /// a tool not known to lack an outputSchema gets no `structuredContent`.
+    pub fn tools_changed(&mut self) {
+        self.tools.clear();
+    }
+
     /// What is known of a tool.
     pub fn tool(&self, name: &str) -> Option<&ToolInfo> {
         self.tools.get(name)

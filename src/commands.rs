@@ -1,0 +1,283 @@
+//! The rule tools: `check`, `classify`, `coverage` and `init`. They print their results on
+//! purpose (stdout is theirs: no proxied session runs), and their diagnostics on stderr.
+#![allow(clippy::print_stdout)]
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, Read};
+use std::path::Path;
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::check::{find_shadowed, run_examples};
+use crate::classify::{classify as classify_failure, verdict_of};
+use crate::cli::{exit, ClassifyArgs, FailureSource};
+use crate::config::{Flags, Settings};
+use crate::render::{AttemptedQuery, OriginalError, StructuredError};
+use crate::rules::{Failure, RuleSet};
+use crate::taxonomy::{Category, Source};
+
+/// Exit code of `init` when a file is already there (sysexits EX_CANTCREAT).
+const CANNOT_CREATE: i32 = 73;
+
+fn load(flags: &Flags) -> Result<Settings, i32> {
+    Settings::load(flags).map_err(|problems| {
+        eprintln!("{problems}");
+        exit::USAGE
+    })
+}
+
+/// `check`: invalid files 64; a user rule that can never fire 64; a failing example 1.
+pub fn check(flags: &Flags) -> i32 {
+    let settings = match load(flags) {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
+    let rules = &settings.rules;
+    let mut status = 0;
+    for finding in find_shadowed(rules) {
+        let severity = if finding.is_error { "error" } else { "warning" };
+        eprintln!("{}: {severity}", finding.diagnostic);
+        if finding.is_error {
+            status = exit::USAGE;
+        }
+    }
+    let failures = run_examples(rules);
+    for failure in &failures {
+        eprintln!("{failure}");
+    }
+    if status == 0 && !failures.is_empty() {
+        status = 1;
+    }
+    let examples: usize = rules.rules().iter().map(|r| r.examples.len()).sum();
+    let yours = rules.rules().iter().filter(|r| r.user).count();
+    println!(
+        "{} rules ({yours} from your files), {} of {examples} examples passed{}",
+        rules.rules().len(),
+        examples - failures.len(),
+        if status == 0 { "" } else { ": see the problems above" }
+    );
+    status
+}
+
+/// One failure as the tools read it: `classify --jsonl` input, `coverage` records and the lines
+/// `--log-unmatched` writes.
+#[derive(Debug, Deserialize)]
+struct Record {
+    text: String,
+    #[serde(default = "default_tool")]
+    tool: String,
+    #[serde(default)]
+    source: Option<Source>,
+    #[serde(default, alias = "rpc_code")]
+    code: Option<i64>,
+}
+
+fn default_tool() -> String {
+    "tool".to_owned()
+}
+
+impl Record {
+    fn failure(&self) -> Failure<'_> {
+        Failure {
+            text: &self.text,
+            tool: &self.tool,
+            source: self.source.unwrap_or(Source::Result),
+            rpc_code: self.code,
+        }
+    }
+}
+
+/// The canonical error for a failure, as `_meta["mcp-errnorm/error"]` would carry it.
+fn structured(rules: &RuleSet, failure: Failure) -> StructuredError {
+    StructuredError::new(
+        classify_failure(rules, failure),
+        AttemptedQuery {
+            tool: failure.tool.to_owned(),
+            arguments: Value::Null,
+        },
+        None,
+        OriginalError {
+            source: failure.source,
+            text: failure.text.to_owned(),
+            rpc_code: failure.rpc_code,
+            rpc_data: None,
+        },
+    )
+}
+
+/// `classify`: the canonical error on stdout; the deciding rule (or every candidate) on stderr.
+pub fn classify(args: &ClassifyArgs) -> i32 {
+    let settings = match load(&args.source.flags()) {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
+    if args.jsonl {
+        return classify_lines(&settings.rules);
+    }
+    let text = match args.text.as_deref() {
+        Some("-") => {
+            let mut text = String::new();
+            if let Err(e) = std::io::stdin().read_to_string(&mut text) {
+                eprintln!("mcp-errnorm classify: cannot read stdin: {e}");
+                return exit::USAGE;
+            }
+            text.trim_end_matches(['\r', '\n']).to_owned()
+        }
+        Some(text) => text.to_owned(),
+        None => unreachable!("clap requires TEXT without --jsonl"),
+    };
+    let source = match args.failure_source {
+        FailureSource::Result => Source::Result,
+        FailureSource::Rpc => Source::Rpc,
+    };
+    let failure = Failure {
+        text: &text,
+        tool: &args.tool,
+        source,
+        rpc_code: args.code,
+    };
+    let rules = &settings.rules;
+    let candidates: Vec<_> = rules.matches(failure).collect();
+    match candidates.first() {
+        Some(m) => {
+            let r = m.rule;
+            eprintln!("decided by rule '{}' ({}:{}:{})", r.id, r.file, r.line, r.col);
+            if let Some(pattern) = r.pattern() {
+                eprintln!("  match: {pattern}");
+            }
+        }
+        None => eprintln!("no rule matched: unclassified (unknown, not retryable)"),
+    }
+    if args.explain {
+        eprintln!("every rule that matches, in the order they are tried:");
+        for (i, m) in candidates.iter().enumerate() {
+            let v = verdict_of(m, failure);
+            let r = m.rule;
+            eprintln!(
+                "  {}. {} ({}:{}:{}): {} {} retryable={}",
+                i + 1,
+                r.id,
+                r.file,
+                r.line,
+                r.col,
+                v.category,
+                v.code,
+                v.retryable
+            );
+        }
+    }
+    println!("{}", structured(rules, failure).canonical());
+    0
+}
+
+fn classify_lines(rules: &RuleSet) -> i32 {
+    let mut status = 0;
+    for (n, line) in std::io::stdin().lock().lines().enumerate() {
+        let line = match line {
+            Ok(line) => line,
+            Err(e) => {
+                eprintln!("stdin:{}: cannot read: {e}", n + 1);
+                return exit::USAGE;
+            }
+        };
+        if line.trim().is_empty() {
+            continue;
+        }
+        match serde_json::from_str::<Record>(&line) {
+            Ok(record) => println!("{}", structured(rules, record.failure()).canonical()),
+            Err(e) => {
+                // One output line per input line, so results stay aligned with their inputs.
+                let message = format!("stdin:{}: not a failure record: {e}", n + 1);
+                eprintln!("{message}");
+                println!("{}", serde_json::json!({ "error": message }));
+                status = 1;
+            }
+        }
+    }
+    status
+}
+
+/// `coverage`: per rule, per category and unclassified counts for a file of failures.
+pub fn coverage(flags: &Flags, file: &Path) -> i32 {
+    let settings = match load(flags) {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
+    let text = match std::fs::read_to_string(file) {
+        Ok(text) => text,
+        Err(e) => {
+            eprintln!("{}: cannot read: {e}", file.display());
+            return exit::USAGE;
+        }
+    };
+    let mut by_rule: BTreeMap<String, usize> = BTreeMap::new();
+    let mut by_category: BTreeMap<&'static str, usize> = BTreeMap::new();
+    let (mut total, mut unclassified, mut unreadable) = (0, 0, 0);
+    for (n, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let record: Record = match serde_json::from_str(line) {
+            Ok(record) => record,
+            Err(e) => {
+                eprintln!("{}:{}: not a failure record: {e}", file.display(), n + 1);
+                unreadable += 1;
+                continue;
+            }
+        };
+        total += 1;
+        let verdict = classify_failure(&settings.rules, record.failure());
+        if verdict.category == Category::Unknown {
+            unclassified += 1;
+        }
+        *by_rule.entry(verdict.rule_id.unwrap_or_else(|| "(unclassified)".into())).or_default() += 1;
+        *by_category.entry(verdict.category.as_str()).or_default() += 1;
+    }
+    let width = by_rule.keys().map(String::len).max().unwrap_or(4).max(8);
+    println!("{:<width$}  failures", "rule");
+    let mut rows: Vec<_> = by_rule.into_iter().collect();
+    rows.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    for (rule, count) in rows {
+        println!("{rule:<width$}  {count}");
+    }
+    println!();
+    println!("{:<width$}  failures", "category");
+    for (category, count) in by_category {
+        println!("{category:<width$}  {count}");
+    }
+    let percent = if total == 0 { 0.0 } else { 100.0 * unclassified as f64 / total as f64 };
+    println!();
+    println!("{total} failures, {unclassified} unclassified ({percent:.1}%), {unreadable} unreadable lines");
+    i32::from(unclassified > 0 || unreadable > 0)
+}
+
+const STARTER_CONFIG: &str = include_str!("../docs/examples/starter-config.toml");
+const STARTER_RULES: &str = include_str!("../docs/examples/starter-rules.toml");
+
+/// `init`: writes the starter files into `dir`; refuses if either exists, writing neither.
+pub fn init(dir: &Path) -> i32 {
+    let files = [("config.toml", STARTER_CONFIG), ("rules.toml", STARTER_RULES)];
+    if let Some((name, _)) = files.iter().find(|(name, _)| dir.join(name).exists()) {
+        eprintln!(
+            "mcp-errnorm init: {} already exists; nothing written",
+            dir.join(name).display()
+        );
+        return CANNOT_CREATE;
+    }
+    for (name, text) in files {
+        let path = dir.join(name);
+        let written = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&path)
+            .and_then(|mut f| std::io::Write::write_all(&mut f, text.as_bytes()));
+        if let Err(e) = written {
+            eprintln!("mcp-errnorm init: cannot write {}: {e}", path.display());
+            return CANNOT_CREATE;
+        }
+        println!("wrote {}", path.display());
+    }
+    println!("next: mcp-errnorm check --config config.toml");
+    0
+}

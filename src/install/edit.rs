@@ -1,0 +1,565 @@
+//! The pure part of `install` / `uninstall`: a client config's text in, the edited text out, with
+//! a report of what happened to each server. Edits replace only the `command` value and the
+//! `args` array of the servers that change (or add `args` after `command` where there was
+//! none), so everything else in the file (other keys and their order, `env`, comments,
+//! indentation) stays byte for byte.
+//!
+//! Wrapping reuses the source text of the original command and arguments, and unwrapping reuses
+//! the source text of the wrapped ones, with the array's own layout (what follows `[`, what
+//! separates two items, what precedes `]`): an install followed by an uninstall gives back the
+//! original bytes.
+
+use std::fmt;
+use std::ops::Range;
+
+use serde_json::Value;
+
+use super::jsonc::{self, Doc, Kind, Member, Node};
+
+/// What to do with each chosen server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Action {
+    /// Put the proxy in front of it.
+    Install(Wrapper),
+    /// Take the proxy away.
+    Uninstall,
+}
+
+/// How a server is wrapped: `program options... -- original command and args`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Wrapper {
+    /// The absolute path of the mcp-errnorm binary.
+    pub program: String,
+    /// The proxy's own options, before `--` (e.g. `--config /abs/path.toml`).
+    pub options: Vec<String>,
+}
+
+/// What happened (or would happen) to one server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Status {
+    Wrapped,
+    /// Already wrapped, now with this binary path and these options.
+    Rewrapped,
+    AlreadyWrapped,
+    Unwrapped,
+    NotWrapped,
+    /// An HTTP or SSE server: nothing to wrap.
+    Remote,
+    /// No `command`: not a stdio server we understand.
+    NoCommand,
+    /// Not named by `--server`.
+    NotSelected,
+}
+
+impl Status {
+    pub fn changes(&self) -> bool {
+        matches!(self, Status::Wrapped | Status::Rewrapped | Status::Unwrapped)
+    }
+}
+
+impl fmt::Display for Status {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Status::Wrapped => "wrapped",
+            Status::Rewrapped => "wrapped again with the new options",
+            Status::AlreadyWrapped => "already wrapped, unchanged",
+            Status::Unwrapped => "unwrapped",
+            Status::NotWrapped => "not wrapped, unchanged",
+            Status::Remote => "HTTP/SSE server, left alone",
+            Status::NoCommand => "no \"command\", left alone",
+            Status::NotSelected => "not selected, unchanged",
+        })
+    }
+}
+
+/// One server of the file and its fate.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerReport {
+    /// Where the server is listed: `mcpServers`, `servers`, `projects["/path"].mcpServers`.
+    pub table: String,
+    pub name: String,
+    pub status: Status,
+}
+
+/// A replacement of `range` in the source by `text`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Edit {
+    pub range: Range<usize>,
+    pub text: String,
+}
+
+/// The result of editing one file.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    pub text: String,
+    /// Sorted, non-overlapping, against the source.
+    pub edits: Vec<Edit>,
+    pub servers: Vec<ServerReport>,
+}
+
+impl Outcome {
+    pub fn changed(&self) -> bool {
+        !self.edits.is_empty()
+    }
+}
+
+/// Why a file cannot be edited. Displayed after `file: `.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EditError(pub String);
+
+impl fmt::Display for EditError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// The file names of the proxy's binary.
+const PROGRAM_NAMES: [&str; 2] = ["mcp-errnorm", "mcp-errnorm.exe"];
+
+/// Whether `command` + `args` is a server already wrapped by mcp-errnorm: the command's file
+/// name is `mcp-errnorm` and the arguments contain `--`.
+pub fn is_wrapped(command: &str, args: &[Value]) -> bool {
+    let file = command.rsplit(['/', '\\']).next().unwrap_or(command);
+    PROGRAM_NAMES.iter().any(|n| file.eq_ignore_ascii_case(n))
+        && args.iter().any(|a| a.as_str() == Some("--"))
+}
+
+/// Edits every chosen server of `src` (all when `select` is empty).
+pub fn apply(src: &str, action: &Action, select: &[String]) -> Result<Outcome, EditError> {
+    let doc = jsonc::parse(src).map_err(|e| EditError(format!("{e} (not valid JSON)")))?;
+    let tables = server_tables(&doc)?;
+    let mut edits = Vec::new();
+    let mut servers = Vec::new();
+    for (table, node) in &tables {
+        let Kind::Object(members) = &node.kind else {
+            return Err(EditError(format!("\"{table}\" is not an object")));
+        };
+        for member in members {
+            let name = member.key.clone();
+            let status = if !select.is_empty() && !select.contains(&name) {
+                Status::NotSelected
+            } else {
+                edit_server(src, &doc, table, member, action, &mut edits)?
+            };
+            servers.push(ServerReport {
+                table: table.clone(),
+                name,
+                status,
+            });
+        }
+    }
+    edits.sort_by_key(|e| e.range.start);
+    let mut text = String::with_capacity(src.len() + 256);
+    let mut at = 0;
+    for e in &edits {
+        text.push_str(&src[at..e.range.start]);
+        text.push_str(&e.text);
+        at = e.range.end;
+    }
+    text.push_str(&src[at..]);
+    Ok(Outcome {
+        text,
+        edits,
+        servers,
+    })
+}
+
+/// The objects listing servers: `mcpServers` (Claude Desktop, Claude Code, Cursor, Windsurf),
+/// `servers` (VS Code), and Claude Code's per-project `projects.<path>.mcpServers`.
+fn server_tables(doc: &Doc) -> Result<Vec<(String, &Node)>, EditError> {
+    let root = &doc.root;
+    if !matches!(root.kind, Kind::Object(_)) {
+        return Err(EditError(
+            "not an MCP client config: the top level is not a JSON object".into(),
+        ));
+    }
+    let mut tables = Vec::new();
+    for key in ["mcpServers", "servers"] {
+        if let Some(m) = root.get(key) {
+            tables.push((key.to_owned(), &m.value));
+        }
+    }
+    // Claude Code's ~/.claude.json is recognised by its "projects" even with no server yet.
+    let mut has_projects = false;
+    if let Some(Member {
+        value: Node {
+            kind: Kind::Object(projects),
+            ..
+        },
+        ..
+    }) = root.get("projects")
+    {
+        has_projects = true;
+        for project in projects {
+            if let Some(m) = project.value.get("mcpServers") {
+                let path = serde_json::to_string(&project.key).unwrap_or_default();
+                tables.push((format!("projects[{path}].mcpServers"), &m.value));
+            }
+        }
+    }
+    if tables.is_empty() && !has_projects {
+        return Err(EditError(
+            "not an MCP client config: no \"mcpServers\" or \"servers\" object".into(),
+        ));
+    }
+    Ok(tables)
+}
+
+fn edit_server(
+    src: &str,
+    doc: &Doc,
+    table: &str,
+    member: &Member,
+    action: &Action,
+    edits: &mut Vec<Edit>,
+) -> Result<Status, EditError> {
+    let name = &member.key;
+    let server = &member.value;
+    let problem = |what: &str| EditError(format!("{table}.{name}: {what}"));
+    if !matches!(server.kind, Kind::Object(_)) {
+        return Err(problem("not an object"));
+    }
+    let transport = server.get("type").and_then(|m| m.value.as_str());
+    let remote = server.get("url").is_some()
+        || server.get("serverUrl").is_some()
+        || matches!(
+            transport,
+            Some("http" | "sse" | "streamable-http" | "streamableHttp" | "streamable_http")
+        );
+    if remote {
+        return Ok(Status::Remote);
+    }
+    let Some(command) = server.get("command") else {
+        return Ok(Status::NoCommand);
+    };
+    let Some(command_str) = command.value.as_str() else {
+        return Err(problem("\"command\" is not a string"));
+    };
+    let args = server.get("args");
+    let items: &[Node] = match args.map(|m| &m.value.kind) {
+        None => &[],
+        Some(Kind::Array(items)) => items,
+        Some(_) => return Err(problem("\"args\" is not an array")),
+    };
+    if items.iter().any(|n| n.as_str().is_none()) {
+        return Err(problem("\"args\" holds something other than strings"));
+    }
+    if let Some(args) = args {
+        let span = &args.value.span;
+        if doc
+            .comments
+            .iter()
+            .any(|c| c.start > span.start && c.end < span.end)
+        {
+            return Err(problem(
+                "a comment inside \"args\" cannot be kept; move it out of the array first",
+            ));
+        }
+    }
+    let values: Vec<Value> = items.iter().map(|n| n.to_value(src)).collect();
+    let wrapped = is_wrapped(command_str, &values);
+    let raw = |n: &Node| src[n.span.clone()].to_owned();
+    // Where the original command is in a wrapped server's args.
+    let dashes = values.iter().position(|v| v.as_str() == Some("--"));
+
+    let (new_command, new_args, status) = match action {
+        Action::Install(w) => {
+            let quoted = |s: &str| serde_json::to_string(s).unwrap_or_default();
+            let mut new_args: Vec<String> = w.options.iter().map(|o| quoted(o)).collect();
+            new_args.push(quoted("--"));
+            if wrapped {
+                let i = dashes.unwrap_or_default();
+                let same = command_str == w.program
+                    && values[..i]
+                        .iter()
+                        .map(|v| v.as_str().unwrap_or_default())
+                        .eq(w.options.iter().map(String::as_str));
+                if same {
+                    return Ok(Status::AlreadyWrapped);
+                }
+                if i + 1 >= items.len() {
+                    return Err(problem("wrapped by mcp-errnorm, but nothing follows \"--\""));
+                }
+                new_args.extend(items[i + 1..].iter().map(raw));
+                (quoted(&w.program), new_args, Status::Rewrapped)
+            } else {
+                new_args.push(raw(&command.value));
+                new_args.extend(items.iter().map(raw));
+                (quoted(&w.program), new_args, Status::Wrapped)
+            }
+        }
+        Action::Uninstall => {
+            if !wrapped {
+                return Ok(Status::NotWrapped);
+            }
+            let i = dashes.unwrap_or_default();
+            let Some(original) = items.get(i + 1) else {
+                return Err(problem("wrapped by mcp-errnorm, but nothing follows \"--\""));
+            };
+            let rest = items[i + 2..].iter().map(raw).collect();
+            (raw(original), rest, Status::Unwrapped)
+        }
+    };
+
+    edits.push(Edit {
+        range: command.value.span.clone(),
+        text: new_command,
+    });
+    match args {
+        Some(args) => edits.push(Edit {
+            range: args.value.span.clone(),
+            text: render_array(src, Some(&args.value), &new_args),
+        }),
+        None => {
+            // No "args": add it right after "command", laid out like "command".
+            let before_key = &src[..command.key_span.start];
+            let lead_start = before_key
+                .rfind(|c: char| !c.is_whitespace())
+                .map_or(0, |i| i + 1);
+            let lead = &before_key[lead_start..];
+            let gap = match lead.rfind('\n') {
+                Some(i) => format!(",{}", &lead[i..]),
+                None => ", ".to_owned(),
+            };
+            let colon = &src[command.key_span.end..command.value.span.start];
+            let at = command.value.span.end;
+            edits.push(Edit {
+                range: at..at,
+                text: format!(
+                    "{gap}\"args\"{colon}{}",
+                    render_array(src, None, &new_args)
+                ),
+            });
+        }
+    }
+    Ok(status)
+}
+
+/// `items` (source text of each) as an array laid out like `like`: the same text after `[`,
+/// between two items and before `]`. Without a model (or from an empty one): `["a", "b"]`.
+fn render_array(src: &str, like: Option<&Node>, items: &[String]) -> String {
+    let (open, sep, close) = match like {
+        Some(Node {
+            kind: Kind::Array(old),
+            span,
+        }) if !old.is_empty() => {
+            let first = &old[0].span;
+            let last = &old[old.len() - 1].span;
+            let open = &src[span.start + 1..first.start];
+            let close = &src[last.end..span.end - 1];
+            let sep = match old.get(1) {
+                Some(second) => src[first.end..second.span.start].to_owned(),
+                None if open.contains('\n') => format!(",{open}"),
+                None => ", ".to_owned(),
+            };
+            (open.to_owned(), sep, close.to_owned())
+        }
+        _ => (String::new(), ", ".to_owned(), String::new()),
+    };
+    if items.is_empty() {
+        return "[]".to_owned();
+    }
+    format!("[{open}{}{close}]", items.join(&sep))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn install() -> Action {
+        Action::Install(Wrapper {
+            program: "/opt/bin/mcp-errnorm".into(),
+            options: vec![],
+        })
+    }
+
+    fn install_with(options: &[&str]) -> Action {
+        Action::Install(Wrapper {
+            program: "/opt/bin/mcp-errnorm".into(),
+            options: options.iter().map(|s| s.to_string()).collect(),
+        })
+    }
+
+    fn value(text: &str) -> Value {
+        jsonc::parse(text).unwrap().root.to_value(text)
+    }
+
+    #[test]
+    fn wraps_a_stdio_server_and_keeps_everything_else() {
+        let src = r#"{
+  "globalShortcut": "Ctrl+Space",
+  "mcpServers": {
+    "fs": {
+      "command": "npx",
+      "args": ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"],
+      "env": {"A": "1"}
+    }
+  }
+}
+"#;
+        let out = apply(src, &install(), &[]).unwrap();
+        assert_eq!(out.servers[0].status, Status::Wrapped);
+        let expected = src.replace(
+            r#""command": "npx",
+      "args": ["-y","#,
+            r#""command": "/opt/bin/mcp-errnorm",
+      "args": ["--", "npx", "-y","#,
+        );
+        assert_eq!(out.text, expected);
+        let back = apply(&out.text, &Action::Uninstall, &[]).unwrap();
+        assert_eq!(back.text, src);
+    }
+
+    #[test]
+    fn options_go_before_the_dashes() {
+        let src = r#"{"servers": {"t": {"type": "stdio", "command": "uvx", "args": ["mcp-server-time"]}}}"#;
+        let out = apply(src, &install_with(&["--config", "/c.toml"]), &[]).unwrap();
+        assert_eq!(
+            value(&out.text)["servers"]["t"],
+            serde_json::json!({"type": "stdio", "command": "/opt/bin/mcp-errnorm",
+                "args": ["--config", "/c.toml", "--", "uvx", "mcp-server-time"]})
+        );
+        assert_eq!(apply(&out.text, &Action::Uninstall, &[]).unwrap().text, src);
+    }
+
+    #[test]
+    fn multi_line_args_keep_their_layout() {
+        let src = "{\n\t\"mcpServers\": {\n\t\t\"x\": {\n\t\t\t\"command\": \"node\",\n\t\t\t\"args\": [\n\t\t\t\t\"server.js\"\n\t\t\t]\n\t\t}\n\t}\n}";
+        let out = apply(src, &install(), &[]).unwrap();
+        assert!(
+            out.text.contains(
+                "\"args\": [\n\t\t\t\t\"--\",\n\t\t\t\t\"node\",\n\t\t\t\t\"server.js\"\n\t\t\t]"
+            ),
+            "{}",
+            out.text
+        );
+        assert_eq!(apply(&out.text, &Action::Uninstall, &[]).unwrap().text, src);
+    }
+
+    #[test]
+    fn missing_args_are_added_after_command() {
+        let src = "{\n  \"mcpServers\": {\n    \"x\": {\n      \"command\": \"my-server\"\n    }\n  }\n}\n";
+        let out = apply(src, &install(), &[]).unwrap();
+        assert!(
+            out.text.contains(
+                "\"command\": \"/opt/bin/mcp-errnorm\",\n      \"args\": [\"--\", \"my-server\"]\n"
+            ),
+            "{}",
+            out.text
+        );
+        let back = apply(&out.text, &Action::Uninstall, &[]).unwrap();
+        assert_eq!(
+            value(&back.text)["mcpServers"]["x"],
+            serde_json::json!({"command": "my-server", "args": []})
+        );
+    }
+
+    #[test]
+    fn escapes_and_unicode_survive_the_round_trip() {
+        let src = r#"{"mcpServers": {"w": {"command": "C:\\Program Files\\node.exe", "args": ["\u00e9", "a\/b"]}}}"#;
+        let out = apply(src, &install(), &[]).unwrap();
+        assert_eq!(
+            value(&out.text)["mcpServers"]["w"]["args"],
+            serde_json::json!(["--", "C:\\Program Files\\node.exe", "é", "a/b"])
+        );
+        assert_eq!(apply(&out.text, &Action::Uninstall, &[]).unwrap().text, src);
+    }
+
+    #[test]
+    fn idempotent_and_rewraps_with_new_options() {
+        let src = r#"{"mcpServers": {"a": {"command": "x", "args": []}}}"#;
+        let once = apply(src, &install(), &[]).unwrap();
+        let twice = apply(&once.text, &install(), &[]).unwrap();
+        assert_eq!(twice.servers[0].status, Status::AlreadyWrapped);
+        assert!(!twice.changed());
+        let other = apply(&once.text, &install_with(&["--config", "/c"]), &[]).unwrap();
+        assert_eq!(other.servers[0].status, Status::Rewrapped);
+        assert_eq!(
+            value(&other.text)["mcpServers"]["a"]["args"],
+            serde_json::json!(["--config", "/c", "--", "x"])
+        );
+        assert_eq!(
+            apply(&other.text, &Action::Uninstall, &[]).unwrap().text,
+            src
+        );
+    }
+
+    #[test]
+    fn wrapped_detection() {
+        let dashes = [Value::from("--"), Value::from("x")];
+        assert!(is_wrapped("/usr/local/bin/mcp-errnorm", &dashes));
+        assert!(is_wrapped("C:\\bin\\MCP-ERRNORM.EXE", &dashes));
+        assert!(is_wrapped("mcp-errnorm", &dashes));
+        assert!(!is_wrapped("mcp-errnorm", &[Value::from("demo")]));
+        assert!(!is_wrapped("/bin/mcp-errnorm-fork", &dashes));
+    }
+
+    #[test]
+    fn remote_and_commandless_servers_are_left_alone() {
+        let src = r#"{"mcpServers": {
+            "a": {"url": "https://x/mcp"},
+            "b": {"type": "sse", "command": "ignored"},
+            "c": {"serverUrl": "https://y/sse"},
+            "d": {"type": "stdio"}}}"#;
+        let out = apply(src, &install(), &[]).unwrap();
+        let statuses: Vec<_> = out.servers.iter().map(|s| s.status.clone()).collect();
+        assert_eq!(
+            statuses,
+            [
+                Status::Remote,
+                Status::Remote,
+                Status::Remote,
+                Status::NoCommand
+            ]
+        );
+        assert!(!out.changed());
+    }
+
+    #[test]
+    fn selection_and_claude_code_projects() {
+        let src = r#"{"numStartups": 3, "mcpServers": {"a": {"command": "x"}},
+            "projects": {"/w": {"allowedTools": [], "mcpServers": {"b": {"command": "y", "args": ["1"]}}},
+                         "/v": {"history": []}}}"#;
+        let out = apply(src, &install(), &["b".to_string()]).unwrap();
+        assert_eq!(out.servers[0].status, Status::NotSelected);
+        assert_eq!(out.servers[1].table, "projects[\"/w\"].mcpServers");
+        assert_eq!(out.servers[1].status, Status::Wrapped);
+        let v = value(&out.text);
+        assert_eq!(v["mcpServers"]["a"]["command"], "x");
+        assert_eq!(
+            v["projects"]["/w"]["mcpServers"]["b"]["args"],
+            serde_json::json!(["--", "y", "1"])
+        );
+    }
+
+    #[test]
+    fn comments_outside_args_are_kept_inside_refused() {
+        let src = "{\n  // mine\n  \"servers\": {\n    \"t\": { \"command\": \"uvx\", /* keep */ \"args\": [\"a\",], },\n  },\n}\n";
+        let out = apply(src, &install(), &[]).unwrap();
+        assert!(out.text.contains("// mine") && out.text.contains("/* keep */"));
+        assert!(out.text.contains("\"args\": [\"--\", \"uvx\", \"a\",]"), "{}", out.text);
+        assert_eq!(apply(&out.text, &Action::Uninstall, &[]).unwrap().text, src);
+        let inside = "{\"servers\": {\"t\": {\"command\": \"u\", \"args\": [\"a\", // no\n \"b\"]}}}";
+        let e = apply(inside, &install(), &[]).unwrap_err();
+        assert!(e.0.contains("servers.t: a comment inside \"args\""), "{e}");
+    }
+
+    #[test]
+    fn broken_and_unknown_files_are_errors() {
+        let e = apply("{\"mcpServers\": {", &install(), &[]).unwrap_err();
+        assert!(e.0.contains("not valid JSON"), "{e}");
+        let e = apply("{\"editor.fontSize\": 12}", &install(), &[]).unwrap_err();
+        assert!(e.0.contains("no \"mcpServers\" or \"servers\""), "{e}");
+        let e = apply("[1]", &install(), &[]).unwrap_err();
+        assert!(e.0.contains("not a JSON object"), "{e}");
+        let e = apply("{\"mcpServers\": []}", &install(), &[]).unwrap_err();
+        assert!(e.0.contains("\"mcpServers\" is not an object"), "{e}");
+        let e = apply(
+            "{\"mcpServers\": {\"a\": {\"command\": \"x\", \"args\": \"-y\"}}}",
+            &install(),
+            &[],
+        )
+        .unwrap_err();
+        assert_eq!(e.0, "mcpServers.a: \"args\" is not an array");
+    }
+}

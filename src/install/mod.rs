@@ -1,0 +1,439 @@
+//! `mcp-errnorm install` / `uninstall`: put the proxy in front of the stdio servers of a client's
+//! MCP config, or take it away, in one reversible step.
+//!
+//! - [`locate`]: where each client keeps its config (pure; the environment is passed in).
+//! - [`jsonc`]: a JSON/JSONC parser that keeps every value's byte span and the comments.
+//! - [`edit`]: the pure edit: config text in, edited text and a per-server report out.
+//! - [`diff`]: the unified diff `--dry-run` prints.
+//!
+//! This file is the I/O around them: finding the files, reading, reporting, the backup and the
+//! atomic write. It prints on purpose: the `--dry-run` diff goes to stdout (so it can be piped
+//! to `patch` or a pager), the report to stderr.
+#![allow(clippy::print_stdout)]
+
+pub mod diff;
+pub mod edit;
+pub mod jsonc;
+pub mod locate;
+
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+
+use crate::cli::exit;
+pub use edit::{Action, Status, Wrapper};
+pub use locate::{Client, Env};
+
+const CLIENT_HELP: &str = "The client whose MCP config to edit: claude-desktop, claude-code, \
+    cursor, vscode, windsurf; or the path of a config FILE (its format is told by its keys: \
+    \"mcpServers\" or \"servers\"). Default: the one client whose config exists.";
+
+/// `mcp-errnorm install`.
+#[derive(Debug, Args)]
+#[command(after_help = "\
+Each chosen stdio server's command becomes
+  <this mcp-errnorm binary> [--config FILE] -- <original command> <original args>
+with \"env\" and every other key kept. HTTP/SSE servers are listed and left alone; servers
+already wrapped are not wrapped twice. The file's bytes before the change are kept in
+<file>.mcp-errnorm.bak, and the file is replaced atomically.
+
+Config files looked at:
+  claude-desktop  ~/Library/Application Support/Claude/claude_desktop_config.json (macOS)
+                  %APPDATA%\\Claude\\claude_desktop_config.json (Windows)
+                  ~/.config/Claude/claude_desktop_config.json (Linux)
+  claude-code     ~/.claude.json (user and per-project servers), ./.mcp.json
+  cursor          ~/.cursor/mcp.json, ./.cursor/mcp.json
+  vscode          the user mcp.json (~/Library/Application Support/Code/User, %APPDATA%\\Code\\User,
+                  ~/.config/Code/User), ./.vscode/mcp.json (comments are kept)
+  windsurf        ~/.codeium/windsurf/mcp_config.json
+
+Examples:
+  mcp-errnorm install --client claude-desktop --dry-run
+  mcp-errnorm install --client cursor --server filesystem --server github
+  mcp-errnorm install --client vscode --config ~/.config/mcp-errnorm.toml
+  mcp-errnorm install --client ./my-client/mcp.json
+
+Undo with `mcp-errnorm uninstall` and the same --client.")]
+pub struct InstallArgs {
+    #[arg(long, value_name = "CLIENT|FILE", help = CLIENT_HELP)]
+    pub client: Option<String>,
+    /// Wrap only this server (repeatable). Default: every stdio server.
+    #[arg(long = "server", value_name = "NAME")]
+    pub servers: Vec<String>,
+    /// An mcp-errnorm config file for the wrapped servers (checked now, written as an absolute
+    /// path).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Print the change as a unified diff on stdout; write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+/// `mcp-errnorm uninstall`.
+#[derive(Debug, Args)]
+#[command(after_help = "\
+Each wrapped server gets its original command and args back: whatever follows the first \"--\"
+of its args; the proxy's options are dropped. No backup is needed. When the file has not been
+changed otherwise since `install`, the backup's bytes are restored exactly.
+
+Examples:
+  mcp-errnorm uninstall --client claude-desktop
+  mcp-errnorm uninstall --client cursor --server github --dry-run")]
+pub struct UninstallArgs {
+    #[arg(long, value_name = "CLIENT|FILE", help = CLIENT_HELP)]
+    pub client: Option<String>,
+    /// Unwrap only this server (repeatable). Default: every wrapped server.
+    #[arg(long = "server", value_name = "NAME")]
+    pub servers: Vec<String>,
+    /// Print the change as a unified diff on stdout; write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+/// A failure, with the exit code it means.
+struct Failure {
+    code: i32,
+    message: String,
+}
+
+fn usage(message: impl Into<String>) -> Failure {
+    Failure {
+        code: exit::USAGE,
+        message: message.into(),
+    }
+}
+
+/// Runs `install`; returns the exit code.
+pub fn install(args: &InstallArgs) -> i32 {
+    let action = match wrapper(args.config.as_deref()) {
+        Ok(w) => Action::Install(w),
+        Err(f) => return report_failure(f),
+    };
+    finish(run(
+        &Env::from_process(),
+        args.client.as_deref(),
+        &action,
+        &args.servers,
+        args.dry_run,
+    ))
+}
+
+/// Runs `uninstall`; returns the exit code.
+pub fn uninstall(args: &UninstallArgs) -> i32 {
+    finish(run(
+        &Env::from_process(),
+        args.client.as_deref(),
+        &Action::Uninstall,
+        &args.servers,
+        args.dry_run,
+    ))
+}
+
+fn finish(result: Result<(), Failure>) -> i32 {
+    match result {
+        Ok(()) => 0,
+        Err(f) => report_failure(f),
+    }
+}
+
+fn report_failure(f: Failure) -> i32 {
+    eprintln!("mcp-errnorm: {}", f.message);
+    f.code
+}
+
+/// How this binary is wrapped around servers: its absolute path, and `--config` made absolute
+/// (after checking the config loads, so no server is set up to fail).
+fn wrapper(config: Option<&Path>) -> Result<Wrapper, Failure> {
+    let exe = std::env::current_exe()
+        .and_then(|p| p.canonicalize())
+        .map_err(|e| Failure {
+            code: exit::INTERNAL,
+            message: format!("cannot tell where this binary is: {e}"),
+        })?;
+    let program = exe
+        .to_str()
+        .ok_or_else(|| usage(format!("{}: the path is not UTF-8", exe.display())))?
+        .to_owned();
+    let mut options = Vec::new();
+    if let Some(config) = config {
+        let config = std::path::absolute(config)
+            .map_err(|e| usage(format!("{}: {e}", config.display())))?;
+        let flags = crate::config::Flags {
+            config: Some(config.clone()),
+            ..Default::default()
+        };
+        if let Err(problems) = crate::config::Settings::load(&flags) {
+            return Err(usage(format!(
+                "invalid configuration, nothing changed:\n{problems}"
+            )));
+        }
+        let config = config
+            .to_str()
+            .ok_or_else(|| usage(format!("{}: the path is not UTF-8", config.display())))?;
+        options = vec!["--config".to_owned(), config.to_owned()];
+    }
+    Ok(Wrapper { program, options })
+}
+
+/// The config files to edit, each with the client it belongs to (None: a file given by path).
+fn targets(env: &Env, client: Option<&str>) -> Result<Vec<(Option<Client>, PathBuf)>, Failure> {
+    let existing = |c: Client| -> Vec<PathBuf> {
+        locate::candidates(c, env)
+            .into_iter()
+            .filter(|p| p.is_file())
+            .collect()
+    };
+    let looked_at = |clients: &[Client]| -> String {
+        clients
+            .iter()
+            .flat_map(|&c| locate::candidates(c, env))
+            .map(|p| format!("\n  {}", p.display()))
+            .collect()
+    };
+    match client {
+        Some(name) => match Client::from_name(name) {
+            Some(c) => {
+                let files = existing(c);
+                if files.is_empty() {
+                    return Err(usage(format!(
+                        "no {name} MCP config found; looked at:{}",
+                        looked_at(&[c])
+                    )));
+                }
+                Ok(files.into_iter().map(|p| (Some(c), p)).collect())
+            }
+            None => {
+                let path = PathBuf::from(name);
+                if !path.is_file() {
+                    let names: Vec<_> = Client::ALL.iter().map(|c| c.name()).collect();
+                    return Err(usage(format!(
+                        "{name}: neither a client ({}) nor an existing file",
+                        names.join(", ")
+                    )));
+                }
+                Ok(vec![(None, path)])
+            }
+        },
+        None => {
+            let found: Vec<(Client, Vec<PathBuf>)> = Client::ALL
+                .into_iter()
+                .map(|c| (c, existing(c)))
+                .filter(|(_, files)| !files.is_empty())
+                .collect();
+            match found.len() {
+                0 => Err(usage(format!(
+                    "no MCP client config found; looked at:{}",
+                    looked_at(&Client::ALL)
+                ))),
+                1 => {
+                    let (c, files) = found.into_iter().next().unwrap_or_else(|| unreachable!());
+                    Ok(files.into_iter().map(|p| (Some(c), p)).collect())
+                }
+                _ => {
+                    let list: String = found
+                        .iter()
+                        .flat_map(|(c, files)| {
+                            files
+                                .iter()
+                                .map(move |p| format!("\n  {:<15} {}", c.name(), p.display()))
+                        })
+                        .collect();
+                    Err(usage(format!(
+                        "several clients have an MCP config; choose one with --client:{list}"
+                    )))
+                }
+            }
+        }
+    }
+}
+
+/// One file, read and edited in memory.
+struct Planned {
+    path: PathBuf,
+    original: String,
+    outcome: edit::Outcome,
+    /// Uninstall only: the backup's bytes, when they are exactly what is being restored.
+    restore_backup: bool,
+}
+
+fn backup_path(path: &Path) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(".mcp-errnorm.bak");
+    PathBuf::from(name)
+}
+
+fn run(
+    env: &Env,
+    client: Option<&str>,
+    action: &Action,
+    select: &[String],
+    dry_run: bool,
+) -> Result<(), Failure> {
+    let targets = targets(env, client)?;
+
+    // Read and edit everything first: any problem anywhere, and nothing is written.
+    let mut planned = Vec::new();
+    let mut problems = Vec::new();
+    for (_, path) in &targets {
+        let original = match fs::read(path) {
+            Ok(bytes) => match String::from_utf8(bytes) {
+                Ok(text) => text,
+                Err(_) => {
+                    problems.push(format!("{}: not UTF-8 text", path.display()));
+                    continue;
+                }
+            },
+            Err(e) => {
+                problems.push(format!("{}: cannot read: {e}", path.display()));
+                continue;
+            }
+        };
+        match edit::apply(&original, action, select) {
+            Ok(outcome) => {
+                let restore_backup = *action == Action::Uninstall
+                    && select.is_empty()
+                    && outcome.changed()
+                    && fs::read_to_string(backup_path(path))
+                        .is_ok_and(|backup| edit::restores_backup(&original, &backup));
+                planned.push(Planned {
+                    path: path.clone(),
+                    original,
+                    outcome,
+                    restore_backup,
+                });
+            }
+            Err(e) => problems.push(format!("{}: {e}", path.display())),
+        }
+    }
+    if !problems.is_empty() {
+        return Err(usage(format!(
+            "nothing changed:\n{}",
+            problems.join("\n")
+        )));
+    }
+    let unknown: Vec<&String> = select
+        .iter()
+        .filter(|name| {
+            !planned
+                .iter()
+                .any(|p| p.outcome.servers.iter().any(|s| &s.name == *name))
+        })
+        .collect();
+    if !unknown.is_empty() {
+        let names: Vec<String> = planned
+            .iter()
+            .flat_map(|p| p.outcome.servers.iter().map(|s| s.name.clone()))
+            .collect();
+        let files: Vec<String> = planned.iter().map(|p| p.path.display().to_string()).collect();
+        return Err(usage(format!(
+            "no server named {} in {}; nothing changed (servers there: {})",
+            unknown
+                .iter()
+                .map(|n| format!("'{n}'"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            files.join(", "),
+            if names.is_empty() {
+                "none".to_owned()
+            } else {
+                names.join(", ")
+            }
+        )));
+    }
+
+    let mut changed_any = false;
+    for p in &planned {
+        eprintln!("{}:", p.path.display());
+        if p.outcome.servers.is_empty() {
+            eprintln!("  no MCP servers configured");
+        }
+        for s in &p.outcome.servers {
+            eprintln!("  {}.{}: {}", s.table, s.name, s.status);
+        }
+        if !p.outcome.changed() {
+            continue;
+        }
+        changed_any = true;
+        if dry_run {
+            let label = p.path.display().to_string();
+            print!("{}", diff::unified(&label, &p.original, &p.outcome.edits));
+            continue;
+        }
+        let backup = backup_path(&p.path);
+        let new_bytes = if p.restore_backup {
+            fs::read(&backup).map_err(|e| io_failure(&backup, "cannot read", &e))?
+        } else {
+            p.outcome.text.clone().into_bytes()
+        };
+        write_file(&p.path, &backup, p.original.as_bytes(), &new_bytes)?;
+        eprintln!(
+            "  written; the previous version is in {}{}",
+            backup.display(),
+            if p.restore_backup {
+                " (the original bytes were restored from the backup)"
+            } else {
+                ""
+            }
+        );
+    }
+    if dry_run {
+        eprintln!("dry run: nothing written");
+    } else if changed_any {
+        let undo = match action {
+            Action::Install(_) => " Undo with `mcp-errnorm uninstall` and the same --client.",
+            Action::Uninstall => "",
+        };
+        eprintln!("Restart the client (or reload its MCP servers) to apply.{undo}");
+    } else {
+        eprintln!("nothing to change");
+    }
+    Ok(())
+}
+
+fn io_failure(path: &Path, what: &str, e: &std::io::Error) -> Failure {
+    Failure {
+        code: exit::IO_ERROR,
+        message: format!("{}: {what}: {e}", path.display()),
+    }
+}
+
+/// Keeps `old` in `backup`, then replaces `path` (following a symlink to the real file) with
+/// `new`, atomically, with the file's permissions.
+fn write_file(path: &Path, backup: &Path, old: &[u8], new: &[u8]) -> Result<(), Failure> {
+    let target = path
+        .canonicalize()
+        .map_err(|e| io_failure(path, "cannot resolve", &e))?;
+    let perms = fs::metadata(&target)
+        .map_err(|e| io_failure(&target, "cannot read", &e))?
+        .permissions();
+    write_atomic(backup, old, &perms).map_err(|e| io_failure(backup, "cannot write the backup", &e))?;
+    write_atomic(&target, new, &perms).map_err(|e| io_failure(&target, "cannot write", &e))
+}
+
+/// Writes a temp file in the same folder with `perms`, then renames it over `path`.
+fn write_atomic(path: &Path, bytes: &[u8], perms: &fs::Permissions) -> std::io::Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    let tmp = dir.join(format!(".{name}.mcp-errnorm-{}.tmp", std::process::id()));
+    let result = (|| {
+        let mut options = fs::OpenOptions::new();
+        options.write(true).create_new(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+            options.mode(perms.mode() & 0o7777);
+        }
+        let mut file = options.open(&tmp)?;
+        fs::set_permissions(&tmp, perms.clone())?;
+        file.write_all(bytes)?;
+        file.sync_all()?;
+        drop(file);
+        fs::rename(&tmp, path)
+    })();
+    if result.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    result
+}

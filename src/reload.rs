@@ -1,0 +1,71 @@
+//! Hot reload of the config and rule files in use. They are polled rather than watched through
+//! inotify: editors save by writing a new file and renaming it over the old one, which a watch
+//! on the old file never sees. A valid change is swapped in for the next failure; an invalid one
+//! is logged with `file:line:col` and the previous table stays. SIGHUP reloads too.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use arc_swap::ArcSwap;
+use tokio::signal::unix::{signal, SignalKind};
+
+use crate::config::{Flags, Settings};
+use crate::rewrite::Rewriter;
+
+/// How often the files are looked at: a change applies within this (well under a second).
+const POLL: Duration = Duration::from_millis(250);
+
+/// The rewriter in force, swapped whole on reload; calls in flight keep the one they loaded.
+pub type SharedRewriter = Arc<ArcSwap<Rewriter>>;
+
+/// What identifies a file's version: a rename or a write changes at least one of these.
+type Fingerprint = Vec<Option<(SystemTime, u64, u64)>>;
+
+fn fingerprint(files: &[PathBuf]) -> Fingerprint {
+    use std::os::unix::fs::MetadataExt;
+    files
+        .iter()
+        .map(|f| {
+            let m = std::fs::metadata(f).ok()?;
+            Some((m.modified().ok()?, m.len(), m.ino()))
+        })
+        .collect()
+}
+
+/// Watches `files` until the process ends, reloading into `shared`.
+pub async fn watch(flags: Flags, mut files: Vec<PathBuf>, shared: SharedRewriter) {
+    let Ok(mut sighup) = signal(SignalKind::hangup()) else {
+        tracing::warn!("cannot install a SIGHUP handler; reload on SIGHUP is off");
+        return;
+    };
+    let mut seen = fingerprint(&files);
+    let mut tick = tokio::time::interval(POLL);
+    loop {
+        let reason = tokio::select! {
+            _ = tick.tick() => {
+                let now = fingerprint(&files);
+                if now == seen {
+                    continue;
+                }
+                seen = now;
+                "a file changed"
+            }
+            _ = sighup.recv() => "SIGHUP",
+        };
+        match Settings::load(&flags) {
+            Ok(settings) => {
+                files = settings.files.clone();
+                seen = fingerprint(&files);
+                shared.store(Arc::new(settings.rewriter()));
+                tracing::info!(
+                    rules = settings.rules.rules().len(),
+                    "reloaded the rules ({reason})"
+                );
+            }
+            Err(problems) => tracing::error!(
+                "not reloaded ({reason}); the previous rules stay in force:\n{problems}"
+            ),
+        }
+    }
+}
