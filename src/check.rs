@@ -27,16 +27,25 @@ pub fn run_examples(set: &RuleSet) -> Vec<Diagnostic> {
             let decided_by = verdict.rule_id.as_deref().unwrap_or("(none)");
             let mut wrong = Vec::new();
             if decided_by != example.rule {
-                wrong.push(format!("decided by rule '{decided_by}', not '{}'", example.rule));
+                wrong.push(format!(
+                    "decided by rule '{decided_by}', not '{}'",
+                    example.rule
+                ));
             }
             if let Some(category) = example.category.filter(|c| *c != verdict.category) {
-                wrong.push(format!("category {} expected, got {}", category, verdict.category));
+                wrong.push(format!(
+                    "category {} expected, got {}",
+                    category, verdict.category
+                ));
             }
             if let Some(code) = example.code.as_ref().filter(|c| **c != verdict.code) {
                 wrong.push(format!("code {code} expected, got {}", verdict.code));
             }
             if let Some(retryable) = example.retryable.filter(|r| *r != verdict.retryable) {
-                wrong.push(format!("retryable {retryable} expected, got {}", verdict.retryable));
+                wrong.push(format!(
+                    "retryable {retryable} expected, got {}",
+                    verdict.retryable
+                ));
             }
             if example.retry_after.is_some() && example.retry_after != verdict.retry_after_seconds {
                 wrong.push(format!(
@@ -91,10 +100,16 @@ fn shadows(earlier: &Rule, later: &Rule) -> bool {
     let source = earlier.source.is_none() || earlier.source == later.source;
     let codes = earlier.rpc_codes.is_empty()
         || (!later.rpc_codes.is_empty()
-            && later.rpc_codes.iter().all(|c| earlier.rpc_codes.contains(c)));
+            && later
+                .rpc_codes
+                .iter()
+                .all(|c| earlier.rpc_codes.contains(c)));
     let tools = earlier.tool_globs.is_empty()
         || (!later.tool_globs.is_empty()
-            && later.tool_globs.iter().all(|t| earlier.tool_globs.contains(t)));
+            && later
+                .tool_globs
+                .iter()
+                .all(|t| earlier.tool_globs.contains(t)));
     pattern && source && codes && tools
 }
 
@@ -119,10 +134,15 @@ mod tests {
     #[test]
     fn the_shipped_rules_pass_their_examples_and_shadow_nothing() {
         let defaults = RuleSet::load(&[], &default_sources()).unwrap();
-        let failures: Vec<String> = run_examples(&defaults).iter().map(ToString::to_string).collect();
+        let failures: Vec<String> = run_examples(&defaults)
+            .iter()
+            .map(ToString::to_string)
+            .collect();
         assert!(failures.is_empty(), "{}", failures.join("\n"));
-        let shadowed: Vec<String> =
-            find_shadowed(&defaults).iter().map(|f| f.diagnostic.to_string()).collect();
+        let shadowed: Vec<String> = find_shadowed(&defaults)
+            .iter()
+            .map(|f| f.diagnostic.to_string())
+            .collect();
         assert!(shadowed.is_empty(), "{}", shadowed.join("\n"));
     }
 
@@ -164,7 +184,10 @@ mod tests {
              [[rule]]\nid = \"same-again\"\nmatch = \"x\"\nsource = \"rpc\"\ncategory = \"business\"\n",
         );
         let findings = find_shadowed(&s);
-        let ids: Vec<_> = findings.iter().map(|f| f.diagnostic.rule.clone().unwrap()).collect();
+        let ids: Vec<_> = findings
+            .iter()
+            .map(|f| f.diagnostic.rule.clone().unwrap())
+            .collect();
         assert_eq!(ids, ["git-lock", "same-again"]);
         assert!(findings.iter().all(|f| f.is_error));
         assert!(findings[0].diagnostic.to_string().starts_with(

@@ -3,9 +3,9 @@
 
 use std::path::{Path, PathBuf};
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, CommandFactory, Parser, Subcommand};
 
-use crate::config::{Flags, Settings};
+use crate::config::{Flags, LogFormat, Settings};
 use crate::render::Profile;
 use crate::unmatched::UnmatchedLog;
 
@@ -17,6 +17,8 @@ pub mod exit {
     pub const CANNOT_START: i32 = 69;
     /// An internal error (sysexits EX_SOFTWARE).
     pub const INTERNAL: i32 = 70;
+    /// `install`/`uninstall` could not write a file (sysexits EX_IOERR).
+    pub const IO_ERROR: i32 = 74;
 }
 
 #[derive(Debug, Parser)]
@@ -70,6 +72,12 @@ pub struct RunArgs {
     /// Log level or tracing filter (error, warn, info, debug, trace); also MCP_ERRNORM_LOG.
     #[arg(long, value_name = "LEVEL")]
     pub log_level: Option<String>,
+    /// Log format: text, or json (one JSON object a line, for log shippers).
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub log_format: Option<LogFormat>,
+    /// Append the log to FILE instead of stderr (for clients that discard stderr).
+    #[arg(long, value_name = "FILE")]
+    pub log_file: Option<PathBuf>,
     /// The MCP server to run, after `--`.
     #[arg(last = true, required = true, value_name = "COMMAND")]
     pub upstream: Vec<String>,
@@ -115,6 +123,25 @@ pub enum Command {
     /// Write a commented starter config.toml and rules.toml into the current folder (never
     /// overwrites).
     Init,
+    /// Put mcp-errnorm in front of the stdio servers of a client's MCP config (reversible).
+    Install(crate::install::InstallArgs),
+    /// Take mcp-errnorm out of a client's MCP config again: the original commands come back.
+    Uninstall(crate::install::UninstallArgs),
+    /// Print a shell completion script on stdout.
+    #[command(after_help = "Examples:\n  \
+        mcp-errnorm completions bash > ~/.local/share/bash-completion/completions/mcp-errnorm\n  \
+        mcp-errnorm completions zsh > ~/.zfunc/_mcp-errnorm\n  \
+        mcp-errnorm completions fish > ~/.config/fish/completions/mcp-errnorm.fish\n  \
+        mcp-errnorm completions powershell >> $PROFILE")]
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff) on stdout.
+    #[command(after_help = "Examples:\n  \
+        mcp-errnorm man | man -l -\n  \
+        mcp-errnorm man > ~/.local/share/man/man1/mcp-errnorm.1")]
+    Man,
 }
 
 /// The options of `classify`.
@@ -166,6 +193,8 @@ impl RunArgs {
             profile: self.profile,
             log_level: self.log_level.clone(),
             log_unmatched: self.log_unmatched.clone(),
+            log_format: self.log_format,
+            log_file: self.log_file.clone(),
             ..self.source.flags()
         }
     }
@@ -175,14 +204,32 @@ impl RunArgs {
 pub fn main(cli: Cli) -> i32 {
     match cli.command {
         Some(Command::Demo { profile }) => {
-            init_logging(None);
+            let _ = init_logging(None, LogFormat::Text, None);
             crate::demo::run_demo(profile)
         }
         Some(Command::DemoServer) => crate::demo::serve(),
         Some(Command::Check { source }) => crate::commands::check(&source.flags()),
         Some(Command::Classify(args)) => crate::commands::classify(&args),
-        Some(Command::Coverage { source, file }) => crate::commands::coverage(&source.flags(), &file),
+        Some(Command::Coverage { source, file }) => {
+            crate::commands::coverage(&source.flags(), &file)
+        }
         Some(Command::Init) => crate::commands::init(std::path::Path::new(".")),
+        Some(Command::Install(args)) => crate::install::install(&args),
+        Some(Command::Uninstall(args)) => crate::install::uninstall(&args),
+        Some(Command::Completions { shell }) => {
+            let mut out = std::io::stdout();
+            clap_complete::generate(shell, &mut Cli::command(), "mcp-errnorm", &mut out);
+            0
+        }
+        Some(Command::Man) => {
+            match clap_mangen::Man::new(Cli::command()).render(&mut std::io::stdout()) {
+                Ok(()) => 0,
+                Err(e) => {
+                    eprintln!("mcp-errnorm: cannot write the man page: {e}");
+                    exit::INTERNAL
+                }
+            }
+        }
         None => run_proxy(&cli.run),
     }
 }
@@ -191,12 +238,19 @@ fn run_proxy(args: &RunArgs) -> i32 {
     let settings = match Settings::load(&args.flags()) {
         Ok(settings) => settings,
         Err(problems) => {
-            init_logging(args.log_level.as_deref());
+            let _ = init_logging(args.log_level.as_deref(), LogFormat::Text, None);
             eprintln!("mcp-errnorm: invalid configuration, nothing started:\n{problems}");
             return exit::USAGE;
         }
     };
-    init_logging(settings.log_level.as_deref());
+    if let Err(e) = init_logging(
+        settings.log_level.as_deref(),
+        settings.log_format,
+        settings.log_file.as_deref(),
+    ) {
+        eprintln!("mcp-errnorm: {e}; nothing started");
+        return exit::USAGE;
+    }
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -211,8 +265,14 @@ fn run_proxy(args: &RunArgs) -> i32 {
         None => None,
         Some(Ok(log)) => Some(log),
         Some(Err(e)) => {
-            let path = settings.log_unmatched.as_deref().unwrap_or_else(|| Path::new(""));
-            eprintln!("mcp-errnorm: cannot open {} for --log-unmatched: {e}", path.display());
+            let path = settings
+                .log_unmatched
+                .as_deref()
+                .unwrap_or_else(|| Path::new(""));
+            eprintln!(
+                "mcp-errnorm: cannot open {} for --log-unmatched: {e}",
+                path.display()
+            );
             return exit::USAGE;
         }
     };
@@ -226,8 +286,11 @@ fn run_proxy(args: &RunArgs) -> i32 {
     }
 }
 
-/// Logs go to stderr, never stdout: stdout belongs to the protocol.
-fn init_logging(level: Option<&str>) {
+/// Logs go to stderr, or appended to `file`, never to stdout: stdout belongs to the protocol.
+/// Fails only when the log file cannot be opened.
+fn init_logging(level: Option<&str>, format: LogFormat, file: Option<&Path>) -> Result<(), String> {
+    use tracing_subscriber::fmt::writer::BoxMakeWriter;
+
     let filter = level
         .map(str::to_owned)
         .or_else(|| std::env::var("MCP_ERRNORM_LOG").ok())
@@ -236,10 +299,27 @@ fn init_logging(level: Option<&str>) {
         eprintln!("mcp-errnorm: ignoring log level '{filter}': {e}");
         tracing_subscriber::EnvFilter::new("info")
     });
-    let _ = tracing_subscriber::fmt()
+    let (writer, ansi) = match file {
+        Some(path) => {
+            let file = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)
+                .map_err(|e| format!("cannot open the log file {}: {e}", path.display()))?;
+            (BoxMakeWriter::new(std::sync::Mutex::new(file)), false)
+        }
+        None => (
+            BoxMakeWriter::new(std::io::stderr),
+            std::io::IsTerminal::is_terminal(&std::io::stderr()),
+        ),
+    };
+    let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .with_target(false)
-        .try_init();
+        .with_writer(writer)
+        .with_target(false);
+    let _ = match format {
+        LogFormat::Text => builder.with_ansi(ansi).try_init(),
+        LogFormat::Json => builder.json().with_current_span(false).try_init(),
+    };
+    Ok(())
 }

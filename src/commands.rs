@@ -55,7 +55,11 @@ pub fn check(flags: &Flags) -> i32 {
         "{} rules ({yours} from your files), {} of {examples} examples passed{}",
         rules.rules().len(),
         examples - failures.len(),
-        if status == 0 { "" } else { ": see the problems above" }
+        if status == 0 {
+            ""
+        } else {
+            ": see the problems above"
+        }
     );
     status
 }
@@ -142,7 +146,10 @@ pub fn classify(args: &ClassifyArgs) -> i32 {
     match candidates.first() {
         Some(m) => {
             let r = m.rule;
-            eprintln!("decided by rule '{}' ({}:{}:{})", r.id, r.file, r.line, r.col);
+            eprintln!(
+                "decided by rule '{}' ({}:{}:{})",
+                r.id, r.file, r.line, r.col
+            );
             if let Some(pattern) = r.pattern() {
                 eprintln!("  match: {pattern}");
             }
@@ -231,7 +238,9 @@ pub fn coverage(flags: &Flags, file: &Path) -> i32 {
         if verdict.category == Category::Unknown {
             unclassified += 1;
         }
-        *by_rule.entry(verdict.rule_id.unwrap_or_else(|| "(unclassified)".into())).or_default() += 1;
+        *by_rule
+            .entry(verdict.rule_id.unwrap_or_else(|| "(unclassified)".into()))
+            .or_default() += 1;
         *by_category.entry(verdict.category.as_str()).or_default() += 1;
     }
     let width = by_rule.keys().map(String::len).max().unwrap_or(4).max(8);
@@ -246,7 +255,11 @@ pub fn coverage(flags: &Flags, file: &Path) -> i32 {
     for (category, count) in by_category {
         println!("{category:<width$}  {count}");
     }
-    let percent = if total == 0 { 0.0 } else { 100.0 * unclassified as f64 / total as f64 };
+    let percent = if total == 0 {
+        0.0
+    } else {
+        100.0 * unclassified as f64 / total as f64
+    };
     println!();
     println!("{total} failures, {unclassified} unclassified ({percent:.1}%), {unreadable} unreadable lines");
     i32::from(unclassified > 0 || unreadable > 0)
@@ -257,7 +270,10 @@ const STARTER_RULES: &str = include_str!("../docs/examples/starter-rules.toml");
 
 /// `init`: writes the starter files into `dir`; refuses if either exists, writing neither.
 pub fn init(dir: &Path) -> i32 {
-    let files = [("config.toml", STARTER_CONFIG), ("rules.toml", STARTER_RULES)];
+    let files = [
+        ("config.toml", STARTER_CONFIG),
+        ("rules.toml", STARTER_RULES),
+    ];
     if let Some((name, _)) = files.iter().find(|(name, _)| dir.join(name).exists()) {
         eprintln!(
             "mcp-errnorm init: {} already exists; nothing written",

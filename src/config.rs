@@ -26,6 +26,17 @@ pub enum NonJsonLines {
     Drop,
 }
 
+/// How the proxy's own log is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum LogFormat {
+    /// Human-readable lines.
+    #[default]
+    Text,
+    /// One JSON object a line, for log shippers.
+    Json,
+}
+
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct ConfigFile {
@@ -36,6 +47,8 @@ struct ConfigFile {
     rewrite_rpc_errors: Option<bool>,
     non_json_upstream_lines: Option<NonJsonLines>,
     log_level: Option<String>,
+    log_format: Option<LogFormat>,
+    log_file: Option<PathBuf>,
     log_unmatched: Option<PathBuf>,
     #[serde(default)]
     shutdown: ShutdownFile,
@@ -58,6 +71,8 @@ pub struct Flags {
     pub no_default_rules: bool,
     pub profile: Option<Profile>,
     pub log_level: Option<String>,
+    pub log_format: Option<LogFormat>,
+    pub log_file: Option<PathBuf>,
     pub log_unmatched: Option<PathBuf>,
 }
 
@@ -69,6 +84,9 @@ pub struct Settings {
     pub rewrite_rpc_errors: bool,
     pub non_json_upstream_lines: NonJsonLines,
     pub log_level: Option<String>,
+    pub log_format: LogFormat,
+    /// The proxy's log goes to this file (appended) instead of stderr.
+    pub log_file: Option<PathBuf>,
     /// Where failures no rule matched are appended as JSON lines.
     pub log_unmatched: Option<PathBuf>,
     /// The files these settings were read from (config and rule files), watched for reload.
@@ -126,6 +144,11 @@ impl Settings {
             rewrite_rpc_errors: config.rewrite_rpc_errors.unwrap_or(true),
             non_json_upstream_lines: config.non_json_upstream_lines.unwrap_or_default(),
             log_level: flags.log_level.clone().or(config.log_level),
+            log_format: flags.log_format.or(config.log_format).unwrap_or_default(),
+            log_file: flags
+                .log_file
+                .clone()
+                .or_else(|| config.log_file.map(|p| base.join(p))),
             log_unmatched: flags
                 .log_unmatched
                 .clone()
@@ -191,6 +214,27 @@ mod tests {
         assert_eq!(s.close_wait, Duration::from_millis(10));
         assert_eq!(s.term_wait, Duration::from_millis(2000));
         assert_eq!(s.env["A"], "1");
+    }
+
+    #[test]
+    fn log_keys_resolve_relative_to_the_config_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = write(
+            dir.path(),
+            "c.toml",
+            "log_format = \"json\"\nlog_file = \"logs/proxy.log\"\n",
+        );
+        let flags = Flags {
+            config: Some(config),
+            ..Flags::default()
+        };
+        let s = Settings::load(&flags).unwrap();
+        assert_eq!(s.log_format, LogFormat::Json);
+        assert_eq!(s.log_file, Some(dir.path().join("logs/proxy.log")));
+        assert_eq!(
+            Settings::load(&Flags::default()).unwrap().log_format,
+            LogFormat::Text
+        );
     }
 
     #[test]

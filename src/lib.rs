@@ -23,6 +23,8 @@
 //! - [`unmatched`]: `--log-unmatched`, failures no rule matched as JSON lines.
 //! - [`cli`]: the command line (run mode, `demo`, the rule tools).
 //! - [`commands`]: the rule tools: `check`, `classify`, `coverage`, `init`.
+//! - [`install`]: `install`/`uninstall`: wrapping the servers of a client's MCP config (a pure
+//!   span-keeping JSONC edit, plus locating, backup and atomic write).
 //! - [`demo`]: a built-in legacy server that fails in the typical ways, and the demo itself.
 //!
 //! The core never reaches the shell: `relay` calls `session` and `rewrite`, never the reverse.
@@ -37,6 +39,7 @@ pub mod commands;
 pub mod config;
 pub mod demo;
 pub mod diagnostic;
+pub mod install;
 pub mod relay;
 pub mod reload;
 pub mod render;

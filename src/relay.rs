@@ -26,8 +26,8 @@ use arc_swap::ArcSwap;
 use crate::config::{Flags, NonJsonLines, Settings};
 use crate::reload::{self, SharedRewriter};
 use crate::rewrite::{Answer, Rewriter};
-use crate::unmatched::UnmatchedLog;
 use crate::session::{Session, Unanswered};
+use crate::unmatched::UnmatchedLog;
 use crate::upstream;
 use crate::wire::{self, Line, Message};
 

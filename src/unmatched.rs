@@ -62,14 +62,27 @@ mod tests {
     use crate::rules::Failure;
 
     fn error(text: &str, rule: Option<&str>) -> StructuredError {
-        let failure = Failure { text, tool: "t", source: Source::Rpc, rpc_code: Some(-32000) };
+        let failure = Failure {
+            text,
+            tool: "t",
+            source: Source::Rpc,
+            rpc_code: Some(-32000),
+        };
         let mut verdict = unclassified(failure);
         verdict.rule_id = rule.map(str::to_owned);
         StructuredError::new(
             verdict,
-            AttemptedQuery { tool: "t".into(), arguments: serde_json::Value::Null },
+            AttemptedQuery {
+                tool: "t".into(),
+                arguments: serde_json::Value::Null,
+            },
             None,
-            OriginalError { source: Source::Rpc, text: text.into(), rpc_code: Some(-32000), rpc_data: None },
+            OriginalError {
+                source: Source::Rpc,
+                text: text.into(),
+                rpc_code: Some(-32000),
+                rpc_data: None,
+            },
         )
     }
 

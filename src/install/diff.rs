@@ -55,7 +55,11 @@ pub fn unified(label: &str, old: &str, edits: &[Edit]) -> String {
     let mut script: Vec<(Op, String)> = Vec::new();
     let mut at = 0;
     for (lines, text) in &regions {
-        script.extend(old_lines[at..lines.start].iter().map(|l| (Op::Same, l.to_string())));
+        script.extend(
+            old_lines[at..lines.start]
+                .iter()
+                .map(|l| (Op::Same, l.to_string())),
+        );
         let new: Vec<&str> = text.split_inclusive('\n').collect();
         script.extend(line_diff(&old_lines[lines.clone()], &new));
         at = lines.end;
@@ -173,16 +177,34 @@ mod tests {
     #[test]
     fn distant_changes_make_two_hunks_close_ones_one() {
         let old: String = (1..=30).map(|i| format!("{i}\n")).collect();
-        let d = unified("f", &old, &[edit(&old, "2\n", "two\n"), edit(&old, "25\n", "x\n")]);
+        let d = unified(
+            "f",
+            &old,
+            &[edit(&old, "2\n", "two\n"), edit(&old, "25\n", "x\n")],
+        );
         assert_eq!(d.matches("@@ -").count(), 2, "{d}");
-        let d = unified("f", &old, &[edit(&old, "\n5\n", "\nfive\n"), edit(&old, "\n9\n", "\nnine\n")]);
+        let d = unified(
+            "f",
+            &old,
+            &[
+                edit(&old, "\n5\n", "\nfive\n"),
+                edit(&old, "\n9\n", "\nnine\n"),
+            ],
+        );
         assert_eq!(d.matches("@@ -").count(), 1, "{d}");
     }
 
     #[test]
     fn insertion_at_end_without_newline() {
         let old = "a\nb";
-        let d = unified("f", old, &[Edit { range: 3..3, text: "c".into() }]);
+        let d = unified(
+            "f",
+            old,
+            &[Edit {
+                range: 3..3,
+                text: "c".into(),
+            }],
+        );
         assert_eq!(
             d,
             "--- f\n+++ f\n@@ -1,2 +1,2 @@\n a\n-b\n\\ No newline at end of file\n+bc\n\\ No newline at end of file\n"

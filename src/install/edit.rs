@@ -53,7 +53,10 @@ pub enum Status {
 
 impl Status {
     pub fn changes(&self) -> bool {
-        matches!(self, Status::Wrapped | Status::Rewrapped | Status::Unwrapped)
+        matches!(
+            self,
+            Status::Wrapped | Status::Rewrapped | Status::Unwrapped
+        )
     }
 }
 
@@ -162,6 +165,31 @@ pub fn apply(src: &str, action: &Action, select: &[String]) -> Result<Outcome, E
         edits,
         servers,
     })
+}
+
+/// Whether uninstalling `current` gives back `backup` (the file before `install`) except for
+/// what unwrapping cannot know (an `"args"` the original did not have): true when `backup`
+/// wraps nothing and unwrapping `current` equals wrapping and unwrapping `backup`. Then the
+/// backup's bytes can be restored as they are.
+pub fn restores_backup(current: &str, backup: &str) -> bool {
+    let unwrap = |text: &str| apply(text, &Action::Uninstall, &[]).ok();
+    let Some(before) = unwrap(backup) else {
+        return false;
+    };
+    if before.changed() {
+        return false;
+    }
+    let any = Action::Install(Wrapper {
+        program: PROGRAM_NAMES[0].to_owned(),
+        options: Vec::new(),
+    });
+    let Some(wrapped) = apply(backup, &any, &[]).ok() else {
+        return false;
+    };
+    match (unwrap(&wrapped.text), unwrap(current)) {
+        (Some(a), Some(b)) => a.text == b.text,
+        _ => false,
+    }
 }
 
 /// The objects listing servers: `mcpServers` (Claude Desktop, Claude Code, Cursor, Windsurf),
@@ -278,7 +306,9 @@ fn edit_server(
                     return Ok(Status::AlreadyWrapped);
                 }
                 if i + 1 >= items.len() {
-                    return Err(problem("wrapped by mcp-errnorm, but nothing follows \"--\""));
+                    return Err(problem(
+                        "wrapped by mcp-errnorm, but nothing follows \"--\"",
+                    ));
                 }
                 new_args.extend(items[i + 1..].iter().map(raw));
                 (quoted(&w.program), new_args, Status::Rewrapped)
@@ -294,7 +324,9 @@ fn edit_server(
             }
             let i = dashes.unwrap_or_default();
             let Some(original) = items.get(i + 1) else {
-                return Err(problem("wrapped by mcp-errnorm, but nothing follows \"--\""));
+                return Err(problem(
+                    "wrapped by mcp-errnorm, but nothing follows \"--\"",
+                ));
             };
             let rest = items[i + 2..].iter().map(raw).collect();
             (raw(original), rest, Status::Unwrapped)
@@ -325,10 +357,7 @@ fn edit_server(
             let at = command.value.span.end;
             edits.push(Edit {
                 range: at..at,
-                text: format!(
-                    "{gap}\"args\"{colon}{}",
-                    render_array(src, None, &new_args)
-                ),
+                text: format!("{gap}\"args\"{colon}{}", render_array(src, None, &new_args)),
             });
         }
     }
@@ -485,6 +514,17 @@ mod tests {
     }
 
     #[test]
+    fn the_backup_is_restored_only_when_nothing_else_changed() {
+        let original = r#"{"mcpServers": {"a": {"command": "x"}, "b": {"url": "https://h"}}}"#;
+        let installed = apply(original, &install(), &[]).unwrap().text;
+        assert!(restores_backup(&installed, original));
+        let edited = installed.replace("https://h", "https://other");
+        assert!(!restores_backup(&edited, original));
+        // A backup that is itself wrapped is never restored.
+        assert!(!restores_backup(&installed, &installed));
+    }
+
+    #[test]
     fn wrapped_detection() {
         let dashes = [Value::from("--"), Value::from("x")];
         assert!(is_wrapped("/usr/local/bin/mcp-errnorm", &dashes));
@@ -537,9 +577,14 @@ mod tests {
         let src = "{\n  // mine\n  \"servers\": {\n    \"t\": { \"command\": \"uvx\", /* keep */ \"args\": [\"a\",], },\n  },\n}\n";
         let out = apply(src, &install(), &[]).unwrap();
         assert!(out.text.contains("// mine") && out.text.contains("/* keep */"));
-        assert!(out.text.contains("\"args\": [\"--\", \"uvx\", \"a\",]"), "{}", out.text);
+        assert!(
+            out.text.contains("\"args\": [\"--\", \"uvx\", \"a\",]"),
+            "{}",
+            out.text
+        );
         assert_eq!(apply(&out.text, &Action::Uninstall, &[]).unwrap().text, src);
-        let inside = "{\"servers\": {\"t\": {\"command\": \"u\", \"args\": [\"a\", // no\n \"b\"]}}}";
+        let inside =
+            "{\"servers\": {\"t\": {\"command\": \"u\", \"args\": [\"a\", // no\n \"b\"]}}}";
         let e = apply(inside, &install(), &[]).unwrap_err();
         assert!(e.0.contains("servers.t: a comment inside \"args\""), "{e}");
     }

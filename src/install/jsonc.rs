@@ -157,7 +157,9 @@ impl Parser<'_> {
                     let start = self.pos;
                     match self.bytes.get(self.pos + 1) {
                         Some(b'/') => {
-                            let end = self.src[start..].find('\n').map_or(self.src.len(), |i| start + i);
+                            let end = self.src[start..]
+                                .find('\n')
+                                .map_or(self.src.len(), |i| start + i);
                             self.pos = end;
                         }
                         Some(b'*') => match self.src[start + 2..].find("*/") {

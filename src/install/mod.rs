@@ -158,8 +158,8 @@ fn wrapper(config: Option<&Path>) -> Result<Wrapper, Failure> {
         .to_owned();
     let mut options = Vec::new();
     if let Some(config) = config {
-        let config = std::path::absolute(config)
-            .map_err(|e| usage(format!("{}: {e}", config.display())))?;
+        let config =
+            std::path::absolute(config).map_err(|e| usage(format!("{}: {e}", config.display())))?;
         let flags = crate::config::Flags {
             config: Some(config.clone()),
             ..Default::default()
@@ -308,10 +308,7 @@ fn run(
         }
     }
     if !problems.is_empty() {
-        return Err(usage(format!(
-            "nothing changed:\n{}",
-            problems.join("\n")
-        )));
+        return Err(usage(format!("nothing changed:\n{}", problems.join("\n"))));
     }
     let unknown: Vec<&String> = select
         .iter()
@@ -326,7 +323,10 @@ fn run(
             .iter()
             .flat_map(|p| p.outcome.servers.iter().map(|s| s.name.clone()))
             .collect();
-        let files: Vec<String> = planned.iter().map(|p| p.path.display().to_string()).collect();
+        let files: Vec<String> = planned
+            .iter()
+            .map(|p| p.path.display().to_string())
+            .collect();
         return Err(usage(format!(
             "no server named {} in {}; nothing changed (servers there: {})",
             unknown
@@ -408,7 +408,8 @@ fn write_file(path: &Path, backup: &Path, old: &[u8], new: &[u8]) -> Result<(), 
     let perms = fs::metadata(&target)
         .map_err(|e| io_failure(&target, "cannot read", &e))?
         .permissions();
-    write_atomic(backup, old, &perms).map_err(|e| io_failure(backup, "cannot write the backup", &e))?;
+    write_atomic(backup, old, &perms)
+        .map_err(|e| io_failure(backup, "cannot write the backup", &e))?;
     write_atomic(&target, new, &perms).map_err(|e| io_failure(&target, "cannot write", &e))
 }
 

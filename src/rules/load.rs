@@ -211,7 +211,10 @@ fn compile_rule(
                 );
             }
             if let Some(code) = e.code.as_deref().filter(|c| !taxonomy::is_valid_code(c)) {
-                problem(span, format!("example 'code' must be UPPER_SNAKE_CASE, not '{code}'"));
+                problem(
+                    span,
+                    format!("example 'code' must be UPPER_SNAKE_CASE, not '{code}'"),
+                );
             }
             Example {
                 text: e.text,
@@ -295,7 +298,6 @@ fn rule_id_around(text: &str, offset: usize) -> Option<String> {
         .map(|c| c[1].to_owned())
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::super::RuleSet;
@@ -325,7 +327,6 @@ mod tests {
         );
     }
 
-
     #[test]
     fn unknown_key_and_category_are_located() {
         let e = errors("[[rule]]\nid = \"k\"\nmatch = \"x\"\ncategroy = \"transient\"\n");
@@ -344,7 +345,6 @@ mod tests {
         assert!(e[0].contains("rule 'k': 'category' must be"), "{}", e[0]);
     }
 
-
     #[test]
     fn every_problem_is_reported_and_nothing_half_applies() {
         let e = errors(
@@ -358,7 +358,6 @@ mod tests {
         assert!(e[2].contains("rule 'c': invalid glob"));
     }
 
-
     #[test]
     fn duplicate_ids_point_at_both() {
         let e = errors(
@@ -370,12 +369,10 @@ mod tests {
         );
     }
 
-
     #[test]
     fn syntax_errors_are_located() {
         let e = errors("[[rule]]\nid = \"s\"\nmatch = \"x\ncategory = \"business\"\n");
         assert!(e[0].starts_with("r.toml:3:"), "{}", e[0]);
         assert!(e[0].contains("rule 's'"), "{}", e[0]);
     }
-
 }

@@ -26,12 +26,24 @@ pub const RETRY_AFTER_UNIT_CAPTURE: &str = "retry_after_unit";
 
 /// The rule files shipped inside the binary, in the order they are tried.
 pub const EMBEDDED_DEFAULTS: &[(&str, &str)] = &[
-    ("rules/mcp-sdk.toml", include_str!("../../rules/mcp-sdk.toml")),
-    ("rules/servers.toml", include_str!("../../rules/servers.toml")),
+    (
+        "rules/mcp-sdk.toml",
+        include_str!("../../rules/mcp-sdk.toml"),
+    ),
+    (
+        "rules/servers.toml",
+        include_str!("../../rules/servers.toml"),
+    ),
     ("rules/os.toml", include_str!("../../rules/os.toml")),
-    ("rules/network.toml", include_str!("../../rules/network.toml")),
+    (
+        "rules/network.toml",
+        include_str!("../../rules/network.toml"),
+    ),
     ("rules/http.toml", include_str!("../../rules/http.toml")),
-    ("rules/generic.toml", include_str!("../../rules/generic.toml")),
+    (
+        "rules/generic.toml",
+        include_str!("../../rules/generic.toml"),
+    ),
 ];
 
 /// The embedded default rule files.
@@ -408,7 +420,6 @@ mod tests {
         let ids: Vec<_> = set.rules().iter().map(|r| r.id.as_str()).collect();
         assert_eq!(ids, ["z", "x"]);
     }
-
 
     #[test]
     fn embedded_defaults_load() {

@@ -1,0 +1,326 @@
+//! The rule tools as a user meets them: check, classify, coverage, init, --log-unmatched and
+//! hot reload.
+
+mod common;
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{canonical, Running, BIN};
+use serde_json::{json, Value};
+
+fn run_in(dir: &Path, args: &[&str], stdin: &str) -> (Option<i32>, String, String) {
+    let mut child = Command::new(BIN)
+        .args(args)
+        .current_dir(dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn run(args: &[&str]) -> (Option<i32>, String, String) {
+    run_in(Path::new("."), args, "")
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> String {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path.display().to_string()
+}
+
+const GOOD: &str = r#"
+[[rule]]
+id = "quota"
+match = 'quota of (?P<n>\d+) calls used up'
+category = "business"
+code = "QUOTA_EXHAUSTED"
+message = "All {n} calls of this plan are used."
+  [[rule.example]]
+  text = "Error: quota of 500 calls used up"
+  code = "QUOTA_EXHAUSTED"
+  retryable = false
+"#;
+
+#[test]
+fn check_passes_good_files_and_runs_their_examples() {
+    let dir = tempfile::tempdir().unwrap();
+    let rules = write(dir.path(), "r.toml", GOOD);
+    let (code, stdout, stderr) = run(&["check", "--rules", &rules]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(stdout.contains("(1 from your files)"), "{stdout}");
+    assert!(stdout.contains("examples passed"), "{stdout}");
+}
+
+#[test]
+fn check_reports_a_failing_example_with_exit_1() {
+    let dir = tempfile::tempdir().unwrap();
+    let rules = write(
+        dir.path(),
+        "r.toml",
+        &GOOD.replace("retryable = false", "retryable = true"),
+    );
+    let (code, _, stderr) = run(&["check", "--rules", &rules]);
+    assert_eq!(code, Some(1));
+    assert!(
+        stderr.contains(&format!("{rules}:8:3: rule 'quota': example \"Error: quota of 500 calls used up\": retryable true expected, got false")),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn check_rejects_invalid_files_and_unreachable_rules_with_64() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = write(
+        dir.path(),
+        "bad.toml",
+        "[[rule]]\nid = \"x\"\ncategory = \"business\"\nmessage = \"{nope}\"\n",
+    );
+    let (code, _, stderr) = run(&["check", "--rules", &bad]);
+    assert_eq!(code, Some(64));
+    assert!(
+        stderr.contains(&format!("{bad}:4:11: rule 'x': placeholder '{{nope}}'")),
+        "{stderr}"
+    );
+
+    let shadow = write(
+        dir.path(),
+        "shadow.toml",
+        "[[rule]]\nid = \"all\"\ncategory = \"transient\"\n[[rule]]\nid = \"never\"\nmatch = \"x\"\ncategory = \"business\"\n",
+    );
+    let (code, _, stderr) = run(&["check", "--rules", &shadow]);
+    assert_eq!(code, Some(64));
+    assert!(
+        stderr.contains(&format!(
+            "{shadow}:5:6: rule 'never': never decides anything: rule 'all'"
+        )),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("rule 'node-enoent': never decides anything"),
+        "defaults hidden: a warning"
+    );
+}
+
+#[test]
+fn classify_prints_the_canonical_error_and_explains() {
+    let (code, stdout, stderr) = run(&[
+        "classify",
+        "--tool",
+        "search",
+        "--explain",
+        "HTTP 429 Too Many Requests, retry after 30s",
+    ]);
+    assert_eq!(code, Some(0), "{stderr}");
+    let error: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(error["errorCode"], "RATE_LIMITED");
+    assert_eq!(error["retryAfterSeconds"], 30);
+    assert_eq!(error["attempted_query"]["tool"], "search");
+    assert!(stderr.contains("decided by rule 'http-429'"), "{stderr}");
+    assert!(stderr.contains("every rule that matches"), "{stderr}");
+
+    let (_, stdout, _) = run(&[
+        "classify",
+        "--source",
+        "rpc",
+        "--code",
+        "-32602",
+        "Unknown tool: x",
+    ]);
+    let error: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(error["originalError"]["rpcCode"], -32602);
+    assert_eq!(error["ruleId"], "mcp-unknown-tool");
+
+    let (_, stdout, stderr) = run_in(
+        Path::new("."),
+        &["classify", "-"],
+        "the flux capacitor is sad\n",
+    );
+    assert_eq!(
+        serde_json::from_str::<Value>(&stdout).unwrap()["errorCategory"],
+        "unknown"
+    );
+    assert!(stderr.contains("no rule matched"), "{stderr}");
+}
+
+#[test]
+fn classify_jsonl_answers_each_line_in_order() {
+    let input = "{\"text\":\"fetch failed\"}\nnot json\n{\"text\":\"Unknown tool: t\",\"source\":\"rpc\",\"code\":-32602,\"tool\":\"t\"}\n";
+    let (code, stdout, stderr) = run_in(Path::new("."), &["classify", "--jsonl"], input);
+    assert_eq!(code, Some(1), "a bad line is reported");
+    let lines: Vec<Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 3);
+    assert_eq!(lines[0]["ruleId"], "fetch-failed");
+    assert!(lines[1]["error"].as_str().unwrap().starts_with("stdin:2:"));
+    assert_eq!(lines[2]["ruleId"], "mcp-unknown-tool");
+    assert!(stderr.contains("stdin:2: not a failure record"), "{stderr}");
+}
+
+#[test]
+fn init_writes_starters_that_check_clean_and_never_overwrites() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, stdout, _) = run_in(dir.path(), &["init"], "");
+    assert_eq!(code, Some(0));
+    assert!(stdout.contains("config.toml") && stdout.contains("rules.toml"));
+    let (code, stdout, stderr) = run_in(dir.path(), &["check", "--config", "config.toml"], "");
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(stdout.contains("(1 from your files)"), "{stdout}");
+
+    std::fs::write(dir.path().join("rules.toml"), "# mine\n").unwrap();
+    let (code, _, stderr) = run_in(dir.path(), &["init"], "");
+    assert_eq!(code, Some(73));
+    assert!(stderr.contains("already exists"), "{stderr}");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("rules.toml")).unwrap(),
+        "# mine\n"
+    );
+}
+
+#[test]
+fn unmatched_failures_are_logged_and_coverage_reads_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("unmatched.jsonl").display().to_string();
+    let mut p = Running::proxy(&["--log-unmatched", &log]);
+    p.call(
+        json!(1),
+        "fail",
+        json!({"text": "the flux capacitor is sad"}),
+    );
+    p.call(json!(2), "fail", json!({"text": "fetch failed"}));
+    p.call(
+        json!(3),
+        "rpc_error",
+        json!({"code": -32000, "message": "gremlins"}),
+    );
+    p.close_stdin();
+    p.wait();
+    let lines: Vec<Value> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    assert_eq!(lines[0]["text"], "the flux capacitor is sad");
+    assert_eq!(lines[0]["tool"], "fail");
+    assert_eq!(lines[1]["source"], "rpc");
+    assert_eq!(lines[1]["code"], -32000);
+    assert!(lines[1]["time"].as_str().unwrap().ends_with('Z'));
+
+    let (code, stdout, _) = run(&["coverage", &log]);
+    assert_eq!(code, Some(1), "unclassified failures make coverage fail");
+    assert!(
+        stdout.contains("2 failures, 2 unclassified (100.0%)"),
+        "{stdout}"
+    );
+
+    let rules = write(
+        dir.path(),
+        "r.toml",
+        "[[rule]]\nid = \"sad\"\nmatch = \"capacitor|gremlins\"\ncategory = \"transient\"\n",
+    );
+    let (code, stdout, _) = run(&["coverage", "--rules", &rules, &log]);
+    assert_eq!(code, Some(0), "{stdout}");
+    assert!(stdout.contains("sad"), "{stdout}");
+}
+
+/// Calls until the failure is decided by `rule`, for at most a few seconds.
+fn await_rule(p: &mut Running, id: &mut i64, rule: Value) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        *id += 1;
+        let answer = p.call(json!(*id), "fail", json!({"text": "widget jammed"}));
+        let got = canonical(&answer)["ruleId"].clone();
+        if got == rule || Instant::now() > deadline {
+            return got;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn rules_reload_when_their_file_changes_and_bad_changes_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let rules = write(
+        dir.path(),
+        "r.toml",
+        "[[rule]]\nid = \"v1\"\nmatch = \"jammed\"\ncategory = \"transient\"\n",
+    );
+    let mut p = Running::proxy(&["--rules", &rules]);
+    let mut id = 0;
+    assert_eq!(await_rule(&mut p, &mut id, json!("v1")), "v1");
+
+    // Saved as editors do: a new file renamed over the old one.
+    let tmp = write(
+        dir.path(),
+        "r.toml.tmp",
+        "[[rule]]\nid = \"v2\"\nmatch = \"jammed\"\ncategory = \"business\"\n",
+    );
+    std::fs::rename(&tmp, &rules).unwrap();
+    assert_eq!(await_rule(&mut p, &mut id, json!("v2")), "v2");
+
+    std::fs::write(
+        &rules,
+        "[[rule]]\nid = \"v3\"\nmatch = \"(jammed\"\ncategory = \"business\"\n",
+    )
+    .unwrap();
+    std::thread::sleep(Duration::from_millis(800));
+    assert_eq!(
+        await_rule(&mut p, &mut id, json!("v2")),
+        "v2",
+        "an invalid change keeps the rules"
+    );
+
+    std::fs::write(
+        &rules,
+        "[[rule]]\nid = \"v4\"\nmatch = \"jammed\"\ncategory = \"permission\"\n",
+    )
+    .unwrap();
+    assert_eq!(await_rule(&mut p, &mut id, json!("v4")), "v4");
+    p.close_stdin();
+    p.wait();
+    let stderr = p.stderr();
+    assert!(
+        stderr.contains(&format!("{rules}:3:9: rule 'v3': invalid regex")),
+        "{stderr}"
+    );
+    assert!(stderr.contains("reloaded the rules"), "{stderr}");
+}
+
+#[test]
+fn sighup_reloads() {
+    let dir = tempfile::tempdir().unwrap();
+    let rules = write(
+        dir.path(),
+        "r.toml",
+        "[[rule]]\nid = \"before\"\nmatch = \"jammed\"\ncategory = \"transient\"\n",
+    );
+    let mut p = Running::proxy(&["--rules", &rules]);
+    let mut id = 0;
+    assert_eq!(await_rule(&mut p, &mut id, json!("before")), "before");
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(p.child.id() as i32, libc::SIGHUP) };
+    // The proxy keeps serving while it reloads; give the reload time to finish and log.
+    std::thread::sleep(Duration::from_secs(1));
+    assert_eq!(await_rule(&mut p, &mut id, json!("before")), "before");
+    p.close_stdin();
+    p.wait();
+    assert!(p.stderr().contains("reloaded the rules (SIGHUP)"));
+}
