@@ -141,12 +141,12 @@ fn line_diff(old: &[&str], new: &[&str]) -> Vec<(Op, String)> {
         if i < n && j < m && old[i] == new[j] {
             out.push((Op::Same, old[i].to_string()));
             (i, j) = (i + 1, j + 1);
-        } else if j < m && (i == n || lcs[i][j + 1] >= lcs[i + 1][j]) {
-            out.push((Op::Add, new[j].to_string()));
-            j += 1;
-        } else {
+        } else if i < n && (j == m || lcs[i + 1][j] >= lcs[i][j + 1]) {
             out.push((Op::Del, old[i].to_string()));
             i += 1;
+        } else {
+            out.push((Op::Add, new[j].to_string()));
+            j += 1;
         }
     }
     out
