@@ -106,13 +106,37 @@ impl Outcome {
     }
 }
 
-/// Why a file cannot be edited. Displayed after `file: `.
+/// Why a file cannot be edited.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct EditError(pub String);
+pub struct EditError {
+    /// Line and column (1-based) of a syntax error.
+    pub at: Option<(usize, usize)>,
+    pub message: String,
+}
+
+impl EditError {
+    fn new(message: impl Into<String>) -> EditError {
+        EditError {
+            at: None,
+            message: message.into(),
+        }
+    }
+
+    /// `file:line:col: message` or `file: message`.
+    pub fn in_file(&self, file: &std::path::Path) -> String {
+        match self.at {
+            Some((line, col)) => format!("{}:{line}:{col}: {}", file.display(), self.message),
+            None => format!("{}: {}", file.display(), self.message),
+        }
+    }
+}
 
 impl fmt::Display for EditError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
+        if let Some((line, col)) = self.at {
+            write!(f, "{line}:{col}: ")?;
+        }
+        f.write_str(&self.message)
     }
 }
 
@@ -129,13 +153,16 @@ pub fn is_wrapped(command: &str, args: &[Value]) -> bool {
 
 /// Edits every chosen server of `src` (all when `select` is empty).
 pub fn apply(src: &str, action: &Action, select: &[String]) -> Result<Outcome, EditError> {
-    let doc = jsonc::parse(src).map_err(|e| EditError(format!("{e} (not valid JSON)")))?;
+    let doc = jsonc::parse(src).map_err(|e| EditError {
+        at: Some((e.line, e.col)),
+        message: format!("{} (not valid JSON)", e.message),
+    })?;
     let tables = server_tables(&doc)?;
     let mut edits = Vec::new();
     let mut servers = Vec::new();
     for (table, node) in &tables {
         let Kind::Object(members) = &node.kind else {
-            return Err(EditError(format!("\"{table}\" is not an object")));
+            return Err(EditError::new(format!("\"{table}\" is not an object")));
         };
         for member in members {
             let name = member.key.clone();
@@ -197,8 +224,8 @@ pub fn restores_backup(current: &str, backup: &str) -> bool {
 fn server_tables(doc: &Doc) -> Result<Vec<(String, &Node)>, EditError> {
     let root = &doc.root;
     if !matches!(root.kind, Kind::Object(_)) {
-        return Err(EditError(
-            "not an MCP client config: the top level is not a JSON object".into(),
+        return Err(EditError::new(
+            "not an MCP client config: the top level is not a JSON object",
         ));
     }
     let mut tables = Vec::new();
@@ -226,8 +253,8 @@ fn server_tables(doc: &Doc) -> Result<Vec<(String, &Node)>, EditError> {
         }
     }
     if tables.is_empty() && !has_projects {
-        return Err(EditError(
-            "not an MCP client config: no \"mcpServers\" or \"servers\" object".into(),
+        return Err(EditError::new(
+            "not an MCP client config: no \"mcpServers\" or \"servers\" object",
         ));
     }
     Ok(tables)
@@ -243,7 +270,7 @@ fn edit_server(
 ) -> Result<Status, EditError> {
     let name = &member.key;
     let server = &member.value;
-    let problem = |what: &str| EditError(format!("{table}.{name}: {what}"));
+    let problem = |what: &str| EditError::new(format!("{table}.{name}: {what}"));
     if !matches!(server.kind, Kind::Object(_)) {
         return Err(problem("not an object"));
     }
@@ -290,11 +317,12 @@ fn edit_server(
     // Where the original command is in a wrapped server's args.
     let dashes = values.iter().position(|v| v.as_str() == Some("--"));
 
-    let (new_command, new_args, status) = match action {
+    // The new args: `head`, then the old items from `keep_from` on.
+    let (new_command, head, keep_from, status) = match action {
         Action::Install(w) => {
             let quoted = |s: &str| serde_json::to_string(s).unwrap_or_default();
-            let mut new_args: Vec<String> = w.options.iter().map(|o| quoted(o)).collect();
-            new_args.push(quoted("--"));
+            let mut head: Vec<String> = w.options.iter().map(|o| quoted(o)).collect();
+            head.push(quoted("--"));
             if wrapped {
                 let i = dashes.unwrap_or_default();
                 let same = command_str == w.program
@@ -310,12 +338,10 @@ fn edit_server(
                         "wrapped by mcp-errnorm, but nothing follows \"--\"",
                     ));
                 }
-                new_args.extend(items[i + 1..].iter().map(raw));
-                (quoted(&w.program), new_args, Status::Rewrapped)
+                (quoted(&w.program), head, i + 1, Status::Rewrapped)
             } else {
-                new_args.push(raw(&command.value));
-                new_args.extend(items.iter().map(raw));
-                (quoted(&w.program), new_args, Status::Wrapped)
+                head.push(raw(&command.value));
+                (quoted(&w.program), head, 0, Status::Wrapped)
             }
         }
         Action::Uninstall => {
@@ -328,8 +354,7 @@ fn edit_server(
                     "wrapped by mcp-errnorm, but nothing follows \"--\"",
                 ));
             };
-            let rest = items[i + 2..].iter().map(raw).collect();
-            (raw(original), rest, Status::Unwrapped)
+            (raw(original), Vec::new(), i + 2, Status::Unwrapped)
         }
     };
 
@@ -340,7 +365,7 @@ fn edit_server(
     match args {
         Some(args) => edits.push(Edit {
             range: args.value.span.clone(),
-            text: render_array(src, Some(&args.value), &new_args),
+            text: render_array(src, Some(&args.value), &head, keep_from),
         }),
         None => {
             // No "args": add it right after "command", laid out like "command".
@@ -357,38 +382,54 @@ fn edit_server(
             let at = command.value.span.end;
             edits.push(Edit {
                 range: at..at,
-                text: format!("{gap}\"args\"{colon}{}", render_array(src, None, &new_args)),
+                text: format!("{gap}\"args\"{colon}{}", render_array(src, None, &head, 0)),
             });
         }
     }
     Ok(status)
 }
 
-/// `items` (source text of each) as an array laid out like `like`: the same text after `[`,
-/// between two items and before `]`. Without a model (or from an empty one): `["a", "b"]`.
-fn render_array(src: &str, like: Option<&Node>, items: &[String]) -> String {
-    let (open, sep, close) = match like {
+/// The array `head` (source texts) followed by the items of `like` from `keep_from` on, laid
+/// out like `like`: the same text after `[` and before `]`, the kept items with the separators
+/// they had, and the separator of `like`'s first two items wherever a new one is needed. Without
+/// a model (or from an empty one): `["a", "b"]`.
+fn render_array(src: &str, like: Option<&Node>, head: &[String], keep_from: usize) -> String {
+    let (old, span): (&[Node], _) = match like {
         Some(Node {
-            kind: Kind::Array(old),
+            kind: Kind::Array(items),
             span,
-        }) if !old.is_empty() => {
-            let first = &old[0].span;
-            let last = &old[old.len() - 1].span;
-            let open = &src[span.start + 1..first.start];
-            let close = &src[last.end..span.end - 1];
+        }) => (items, span.clone()),
+        _ => (&[], 0..0),
+    };
+    let kept = &old[keep_from.min(old.len())..];
+    if head.is_empty() && kept.is_empty() {
+        return "[]".to_owned();
+    }
+    let (open, close, sep) = match (old.first(), old.last()) {
+        (Some(first), Some(last)) => {
+            let open = &src[span.start + 1..first.span.start];
             let sep = match old.get(1) {
-                Some(second) => src[first.end..second.span.start].to_owned(),
+                Some(second) => src[first.span.end..second.span.start].to_owned(),
                 None if open.contains('\n') => format!(",{open}"),
                 None => ", ".to_owned(),
             };
-            (open.to_owned(), sep, close.to_owned())
+            (open, &src[last.span.end..span.end - 1], sep)
         }
-        _ => (String::new(), ", ".to_owned(), String::new()),
+        _ => ("", "", ", ".to_owned()),
     };
-    if items.is_empty() {
-        return "[]".to_owned();
+    let mut out = format!("[{open}");
+    out.push_str(&head.join(&sep));
+    for (k, node) in kept.iter().enumerate() {
+        if k > 0 {
+            out.push_str(&src[kept[k - 1].span.end..node.span.start]);
+        } else if !head.is_empty() {
+            out.push_str(&sep);
+        }
+        out.push_str(&src[node.span.clone()]);
     }
-    format!("[{open}{}{close}]", items.join(&sep))
+    out.push_str(close);
+    out.push(']');
+    out
 }
 
 #[cfg(test)]
@@ -463,6 +504,25 @@ mod tests {
             out.text
         );
         assert_eq!(apply(&out.text, &Action::Uninstall, &[]).unwrap().text, src);
+    }
+
+    #[test]
+    fn hand_grouped_args_keep_their_separators() {
+        let src = "{\"servers\": {\"g\": {\"command\": \"docker\", \"args\": [\n  \"run\", \"-i\",\n  \"-e\", \"TOKEN\",\n  \"image\",\n]}}}";
+        let out = apply(src, &install_with(&["--config", "/c"]), &[]).unwrap();
+        assert!(
+            out.text.contains(
+                "[\n  \"--config\", \"/c\", \"--\", \"docker\", \"run\", \"-i\",\n  \"-e\", \"TOKEN\",\n  \"image\",\n]"
+            ),
+            "{}",
+            out.text
+        );
+        let again = apply(&out.text, &install(), &[]).unwrap();
+        assert_eq!(again.servers[0].status, Status::Rewrapped);
+        assert_eq!(
+            apply(&again.text, &Action::Uninstall, &[]).unwrap().text,
+            src
+        );
     }
 
     #[test]
@@ -586,25 +646,31 @@ mod tests {
         let inside =
             "{\"servers\": {\"t\": {\"command\": \"u\", \"args\": [\"a\", // no\n \"b\"]}}}";
         let e = apply(inside, &install(), &[]).unwrap_err();
-        assert!(e.0.contains("servers.t: a comment inside \"args\""), "{e}");
+        assert!(
+            e.message.contains("servers.t: a comment inside \"args\""),
+            "{e}"
+        );
     }
 
     #[test]
     fn broken_and_unknown_files_are_errors() {
         let e = apply("{\"mcpServers\": {", &install(), &[]).unwrap_err();
-        assert!(e.0.contains("not valid JSON"), "{e}");
+        assert!(e.message.contains("not valid JSON"), "{e}");
         let e = apply("{\"editor.fontSize\": 12}", &install(), &[]).unwrap_err();
-        assert!(e.0.contains("no \"mcpServers\" or \"servers\""), "{e}");
+        assert!(
+            e.message.contains("no \"mcpServers\" or \"servers\""),
+            "{e}"
+        );
         let e = apply("[1]", &install(), &[]).unwrap_err();
-        assert!(e.0.contains("not a JSON object"), "{e}");
+        assert!(e.message.contains("not a JSON object"), "{e}");
         let e = apply("{\"mcpServers\": []}", &install(), &[]).unwrap_err();
-        assert!(e.0.contains("\"mcpServers\" is not an object"), "{e}");
+        assert!(e.message.contains("\"mcpServers\" is not an object"), "{e}");
         let e = apply(
             "{\"mcpServers\": {\"a\": {\"command\": \"x\", \"args\": \"-y\"}}}",
             &install(),
             &[],
         )
         .unwrap_err();
-        assert_eq!(e.0, "mcpServers.a: \"args\" is not an array");
+        assert_eq!(e.message, "mcpServers.a: \"args\" is not an array");
     }
 }

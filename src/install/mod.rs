@@ -304,7 +304,7 @@ fn run(
                     restore_backup,
                 });
             }
-            Err(e) => problems.push(format!("{}: {e}", path.display())),
+            Err(e) => problems.push(e.in_file(path)),
         }
     }
     if !problems.is_empty() {
