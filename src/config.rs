@@ -9,6 +9,9 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use crate::diagnostic::{Diagnostic, Diagnostics, SourceFile};
+use globset::{Glob, GlobSet, GlobSetBuilder};
+
+use crate::recovery::{BreakerConfig, Policy, RetryConfig, TimeoutConfig};
 use crate::render::Profile;
 use crate::rewrite::Rewriter;
 use crate::rules::{default_sources, RuleSet};
@@ -54,6 +57,35 @@ struct ConfigFile {
     shutdown: ShutdownFile,
     #[serde(default)]
     env: BTreeMap<String, String>,
+    #[serde(default)]
+    retry: RetryConfig,
+    #[serde(default)]
+    timeouts: TimeoutConfig,
+    #[serde(default)]
+    breaker: BreakerConfig,
+    #[serde(default)]
+    restart: RestartConfig,
+    #[serde(default)]
+    not_found_is_empty: Vec<String>,
+}
+
+/// `[restart]`: bringing a dead upstream back.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RestartConfig {
+    /// How many times a dead upstream is started again; 0 turns restarts off.
+    pub attempts: u32,
+    /// The wait before the first restart, doubled for each further one.
+    pub backoff_ms: u64,
+}
+
+impl Default for RestartConfig {
+    fn default() -> Self {
+        RestartConfig {
+            attempts: 0,
+            backoff_ms: 500,
+        }
+    }
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -96,6 +128,10 @@ pub struct Settings {
     pub close_wait: Duration,
     pub term_wait: Duration,
     pub env: BTreeMap<String, String>,
+    /// Local retries, timeouts and the circuit breaker.
+    pub policy: Policy,
+    pub restart: RestartConfig,
+    pub not_found_is_empty: GlobSet,
 }
 
 impl Settings {
@@ -138,7 +174,26 @@ impl Settings {
             Vec::new()
         };
         let rules = RuleSet::load(&user, &defaults)?;
+        let config_problem = |message: String| {
+            let file = flags.config.as_deref().map_or_else(
+                || SourceFile::new("(config)", ""),
+                |p| SourceFile::read(p).unwrap_or_else(|d| SourceFile::new(d.file, "")),
+            );
+            Diagnostics(vec![file.diagnostic(None, None, message)])
+        };
+        let policy =
+            Policy::new(config.retry, config.timeouts, config.breaker).map_err(config_problem)?;
+        let mut empty = GlobSetBuilder::new();
+        for glob in &config.not_found_is_empty {
+            empty.add(Glob::new(glob).map_err(|e| {
+                config_problem(format!("invalid glob '{glob}' in not_found_is_empty: {e}"))
+            })?);
+        }
+        let not_found_is_empty = empty.build().map_err(|e| config_problem(e.to_string()))?;
         Ok(Settings {
+            policy,
+            restart: config.restart,
+            not_found_is_empty,
             profile: flags.profile.or(config.profile).unwrap_or_default(),
             rules: Arc::new(rules),
             rewrite_rpc_errors: config.rewrite_rpc_errors.unwrap_or(true),
@@ -168,6 +223,7 @@ impl Settings {
             rules: self.rules.clone(),
             profile: self.profile,
             rewrite_rpc_errors: self.rewrite_rpc_errors,
+            not_found_is_empty: self.not_found_is_empty.clone(),
         }
     }
 }

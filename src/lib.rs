@@ -13,6 +13,7 @@
 //! - [`render`]: the canonical [`render::StructuredError`] and its profiles (`mcp`, `enterprise`).
 //! - [`rewrite`]: is this `tools/call` answer a failure? If so, the `CallToolResult` to send instead.
 //! - [`wire`]: JSON-RPC lines through a borrowed envelope; byte-exact, builds only rewritten lines.
+//! - [`recovery`]: which failed calls are retried and when, time limits, circuit breakers.
 //! - [`session`]: requests in flight, the tools the upstream declared, the protocol version.
 //! - [`config`]: the config file and the options of a run.
 //!
@@ -40,6 +41,7 @@ pub mod config;
 pub mod demo;
 pub mod diagnostic;
 pub mod install;
+pub mod recovery;
 pub mod relay;
 pub mod reload;
 pub mod render;

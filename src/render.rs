@@ -48,6 +48,8 @@ pub struct StructuredError {
     pub original_error: OriginalError,
     #[serde(rename = "ruleId")]
     pub rule_id: Option<String>,
+    /// How many times the call was made: more than 1 when the proxy retried it.
+    pub attempts: u32,
 }
 
 /// The call that failed, so a coordinator can re-issue or adapt it.
@@ -88,6 +90,7 @@ impl StructuredError {
             partial_results,
             original_error,
             rule_id: verdict.rule_id,
+            attempts: 1,
         }
     }
 
@@ -110,6 +113,9 @@ impl StructuredError {
         };
         // `partial_results: null` stays: seed 001 shows it, and "no partial results" is news.
         prune_empty(&mut object, &["partial_results"]);
+        if self.attempts == 1 {
+            object.remove("attempts");
+        }
         if let Some(Value::Object(original)) = object.get_mut("originalError") {
             prune_empty(original, &[]);
         }
@@ -136,6 +142,7 @@ impl StructuredError {
                 "rpc_data": self.original_error.rpc_data,
             },
             "rule_id": self.rule_id,
+            "attempts": self.attempts,
         });
         if let Some(Value::Object(original)) = object.get_mut("original_error") {
             prune_empty(original, &[]);
@@ -177,6 +184,7 @@ mod tests {
                 rpc_data: None,
             },
             rule_id: Some("http-429".into()),
+            attempts: 1,
         }
     }
 
@@ -197,7 +205,8 @@ mod tests {
                 "attempted_query",
                 "partial_results",
                 "originalError",
-                "ruleId"
+                "ruleId",
+                "attempts"
             ]
         );
         assert_eq!(v["userMessage"], Value::Null);

@@ -5,12 +5,15 @@
 //! errors the client must act on itself (-32042, and -32020..-32099, reserved by 2026-07-28).
 
 use std::sync::Arc;
+use std::time::Duration;
+
+use globset::GlobSet;
 
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 
-use crate::classify::{classify, Verdict};
+use crate::classify::{classify, verdict_of, Verdict};
 use crate::render::{AttemptedQuery, OriginalError, Profile, StructuredError, META_KEY};
 use crate::rules::{Failure, RuleSet};
 use crate::session::AnsweredCall;
@@ -23,7 +26,13 @@ pub struct Rewriter {
     pub profile: Profile,
     /// Turn JSON-RPC errors answering `tools/call` into results too.
     pub rewrite_rpc_errors: bool,
+    /// Tools for which "not found" is the truth about a query, not a failure: their NOT_FOUND
+    /// failures reach the agent as valid empty results.
+    pub not_found_is_empty: GlobSet,
 }
+
+/// The `_meta` key of an empty result the proxy made from a NOT_FOUND failure.
+pub const EMPTY_META_KEY: &str = "mcp-errnorm/empty";
 
 /// An upstream answer, borrowed from its line.
 #[derive(Debug, Clone, Copy)]
@@ -63,15 +72,16 @@ impl Rewriter {
     }
 
     fn rewrite_result(&self, answered: &AnsweredCall, raw: &RawValue) -> Option<Rewritten> {
+        let tool = answered.call.name.as_str();
+        let inspect_success = self.rules.inspects_successes_of(tool);
         // Most answers are successes, often large: skip them without parsing.
-        if !raw.get().contains("\"isError\"") {
+        if !inspect_success && !raw.get().contains("\"isError\"") {
             return None;
         }
         let Ok(Value::Object(mut result)) = serde_json::from_str::<Value>(raw.get()) else {
             return None;
         };
-        if result.get("isError") != Some(&Value::Bool(true))
-            || result.contains_key("task")
+        if result.contains_key("task")
             || matches!(
                 result.get("resultType").and_then(Value::as_str),
                 Some("task" | "input_required")
@@ -79,16 +89,27 @@ impl Rewriter {
         {
             return None;
         }
+        let is_error = result.get("isError") == Some(&Value::Bool(true));
         let (text, kept_blocks) = split_content(result.get("content"));
+        let source = if is_error {
+            Source::Result
+        } else {
+            Source::Success
+        };
         let failure = Failure {
             text: &text,
-            tool: &answered.call.name,
-            source: Source::Result,
+            tool,
+            source,
             rpc_code: None,
         };
-        let verdict = classify(&self.rules, failure);
+        let verdict = if is_error {
+            classify(&self.rules, failure)
+        } else {
+            // A success becomes a failure only on a rule's word, never by default.
+            verdict_of(&self.rules.first_match(failure)?, failure)
+        };
         let original = OriginalError {
-            source: Source::Result,
+            source,
             text: text.clone(),
             rpc_code: None,
             rpc_data: None,
@@ -126,19 +147,69 @@ impl Rewriter {
     /// The answer for a call the upstream can no longer give: it exited or its output closed.
     /// Retryable, since a restarted server may well answer.
     pub fn upstream_gone(&self, answered: &AnsweredCall, reason: &str) -> Rewritten {
+        self.proxy_failure(
+            answered,
+            codes::SYSTEM_UNAVAILABLE,
+            format!("The MCP server {reason} before answering this call."),
+            format!("upstream {reason}"),
+            None,
+            "builtin:upstream-gone",
+        )
+    }
+
+    /// The answer for a call that took longer than its configured limit.
+    pub fn timed_out(&self, answered: &AnsweredCall, limit: Duration) -> Rewritten {
+        self.proxy_failure(
+            answered,
+            codes::TIMEOUT,
+            format!(
+                "The MCP server did not answer within {} s; the call was cancelled.",
+                limit.as_secs_f64()
+            ),
+            format!("no answer within {} s", limit.as_secs_f64()),
+            None,
+            "builtin:timeout",
+        )
+    }
+
+    /// The answer for a call refused because its tool keeps failing (circuit breaker open).
+    pub fn circuit_open(&self, answered: &AnsweredCall, wait: Duration) -> Rewritten {
+        let seconds = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
+        self.proxy_failure(
+            answered,
+            codes::SYSTEM_UNAVAILABLE,
+            format!(
+                "The tool '{}' failed repeatedly; calls to it are paused for {seconds} s.",
+                answered.call.name
+            ),
+            "circuit breaker open".to_owned(),
+            Some(seconds),
+            "builtin:circuit-open",
+        )
+    }
+
+    fn proxy_failure(
+        &self,
+        answered: &AnsweredCall,
+        code: &str,
+        message: String,
+        text: String,
+        retry_after_seconds: Option<u64>,
+        rule: &str,
+    ) -> Rewritten {
         let verdict = Verdict {
             category: Category::Transient,
-            code: codes::SYSTEM_UNAVAILABLE.to_owned(),
+            code: code.to_owned(),
             retryable: true,
-            retry_after_seconds: None,
-            message: format!("The MCP server {reason} before answering this call."),
+            retry_after_seconds,
+            message,
             user_message: None,
             alternatives: Vec::new(),
-            rule_id: Some("builtin:upstream-gone".to_owned()),
+            rule_id: Some(rule.to_owned()),
         };
         let original = OriginalError {
             source: Source::Proxy,
-            text: format!("upstream {reason}"),
+            text,
             rpc_code: None,
             rpc_data: None,
         };
@@ -153,8 +224,16 @@ impl Rewriter {
         answered: &AnsweredCall,
         mut result: Map<String, Value>,
         kept_blocks: Vec<Value>,
-        error: StructuredError,
+        mut error: StructuredError,
     ) -> Rewritten {
+        error.attempts = answered.attempt;
+        let known_schemaless = answered.tool.as_ref().is_some_and(|t| !t.has_output_schema);
+        if error.code == codes::NOT_FOUND
+            && known_schemaless
+            && self.not_found_is_empty.is_match(&answered.call.name)
+        {
+            return self.empty_result(answered, error);
+        }
         let shown = error.in_profile(self.profile);
         let mut content = Vec::with_capacity(1 + kept_blocks.len());
         content.push(json!({ "type": "text", "text": shown.to_string() }));
@@ -166,7 +245,6 @@ impl Rewriter {
         // errors and throws, so the model would never see the error. Only a tool seen in this
         // session's tools/list without a schema is safe: clients may call tools they listed in
         // an earlier session, or never list at all.
-        let known_schemaless = answered.tool.as_ref().is_some_and(|t| !t.has_output_schema);
         if known_schemaless && answered.protocol.has_structured_content() {
             result.insert("structuredContent".into(), shown);
         }
@@ -181,6 +259,30 @@ impl Rewriter {
             meta.insert(META_KEY.into(), error.canonical());
         }
         if answered.protocol.has_result_type() && !result.contains_key("resultType") {
+            result.insert("resultType".into(), Value::from("complete"));
+        }
+        Rewritten {
+            result: Value::Object(result),
+            error,
+        }
+    }
+}
+
+impl Rewriter {
+    /// A valid empty result in place of a NOT_FOUND failure, for tools configured so (seed 001:
+    /// a genuine no-match is a successful query with no matches). Only for tools known to have
+    /// no outputSchema, which an empty result could not satisfy.
+    fn empty_result(&self, answered: &AnsweredCall, error: StructuredError) -> Rewritten {
+        let mut result = Map::new();
+        result.insert(
+            "content".into(),
+            json!([{ "type": "text", "text": "No results found." }]),
+        );
+        result.insert(
+            "_meta".into(),
+            json!({ EMPTY_META_KEY: { "reason": error.code, "originalError": error.original_error } }),
+        );
+        if answered.protocol.has_result_type() {
             result.insert("resultType".into(), Value::from("complete"));
         }
         Rewritten {
@@ -252,17 +354,22 @@ mod tests {
             rules: Arc::new(rules),
             profile,
             rewrite_rpc_errors: true,
+            not_found_is_empty: globset::GlobSet::empty(),
         }
     }
 
     fn answered(version: Option<&str>, has_output_schema: bool) -> AnsweredCall {
         AnsweredCall {
             id: raw("1"),
+            upstream_id: raw("1"),
+            attempt: 1,
             call: ToolCall {
                 name: "read".into(),
-                arguments: Some(RawValue::from_string(r#"{"path":"/x"}"#.into()).unwrap()),
+                arguments: Some(raw(r#"{"path":"/x"}"#)),
+                params: raw(r#"{"name":"read","arguments":{"path":"/x"}}"#),
                 protocol_version: None,
                 task: false,
+                seq: 1,
             },
             tool: Some(ToolInfo {
                 has_output_schema,
@@ -396,6 +503,59 @@ mod tests {
         .unwrap();
         assert_eq!(out["_meta"][META_KEY]["ruleId"], "enoent");
         assert!(out["content"].is_array());
+    }
+
+    #[test]
+    fn successes_become_failures_only_by_a_success_rule_for_the_tool() {
+        let rules = RuleSet::load(
+            &[SourceFile::new(
+                "s.toml",
+                "[[rule]]\nid = \"db\"\nsource = \"success\"\ntools = [\"query\"]\n\
+                 match = '^Database error: '\ncategory = \"transient\"\n\
+                 [[rule]]\nid = \"any\"\nmatch = 'Database'\ncategory = \"business\"\n",
+            )],
+            &[],
+        )
+        .unwrap();
+        let r = Rewriter { rules: Arc::new(rules), ..rewriter(Profile::Mcp) };
+        let mut a = answered(None, false);
+        let success = r#"{"content":[{"type":"text","text":"Database error: disk I/O error"}]}"#;
+        assert!(rewrite_result(&r, &a, success).is_none(), "the rule is for another tool");
+        a.call.name = "query".into();
+        let out = rewrite_result(&r, &a, success).unwrap();
+        assert_eq!(out["isError"], true);
+        assert_eq!(out["_meta"][META_KEY]["ruleId"], "db");
+        assert_eq!(out["_meta"][META_KEY]["originalError"]["source"], "success");
+        let fine = r#"{"content":[{"type":"text","text":"3 rows; Database error: none"}]}"#;
+        assert!(rewrite_result(&r, &a, fine).is_none(), "other rules never look at successes");
+    }
+
+    #[test]
+    fn not_found_can_be_a_valid_empty_result_for_configured_tools() {
+        let mut r = rewriter(Profile::Mcp);
+        let mut builder = globset::GlobSetBuilder::new();
+        builder.add(globset::Glob::new("search*").unwrap());
+        r.not_found_is_empty = builder.build().unwrap();
+        let failure = r#"{"content":[{"type":"text","text":"ENOENT: nothing"}],"isError":true}"#;
+        let mut a = answered(Some("2026-07-28"), false);
+        assert_eq!(rewrite_result(&r, &a, failure).unwrap()["isError"], true, "read is not configured");
+        a.call.name = "search_docs".into();
+        let out = rewrite_result(&r, &a, failure).unwrap();
+        assert!(out.get("isError").is_none(), "{out}");
+        assert_eq!(out["content"][0]["text"], "No results found.");
+        assert_eq!(out["resultType"], "complete");
+        assert_eq!(out["_meta"][EMPTY_META_KEY]["reason"], "NOT_FOUND");
+        a.tool = None;
+        assert_eq!(rewrite_result(&r, &a, failure).unwrap()["isError"], true, "unknown schema: stays an error");
+    }
+
+    #[test]
+    fn attempts_are_reported() {
+        let r = rewriter(Profile::Mcp);
+        let mut a = answered(None, false);
+        a.attempt = 3;
+        let out = rewrite_result(&r, &a, r#"{"content":[],"isError":true}"#).unwrap();
+        assert_eq!(out["_meta"][META_KEY]["attempts"], 3);
     }
 
     #[test]

@@ -1,17 +1,24 @@
 //! What the proxy knows about the conversation: the client's requests still waiting for an
-//! answer, the tools the upstream declared, and the protocol version in force. Knows MCP, not
-//! bytes or processes.
+//! answer (and the proxy's own retries of them), the tools the upstream declared, and the
+//! protocol version in force. Knows MCP, not bytes or processes.
 //!
-//! Only the client's requests are tracked: every answer that comes from the upstream answers one
-//! of them, so the server's own id space (its requests to the client) never meets this table.
+//! The table is keyed by the id the *upstream* answers under: the client's own id, or for a
+//! retry the proxy's id. Every answer from the upstream answers one of these, so the server's
+//! own id space (its requests to the client) never meets this table.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet, VecDeque};
 
 use serde::de::IgnoredAny;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use crate::wire::IdKey;
+
+/// The prefix of the ids the proxy gives its own requests (retries). The process id and a
+/// counter follow, so they cannot meet a client's ids by accident.
+const PROXY_ID_PREFIX: &str = "mcp-errnorm/";
+/// How many timed-out ids are remembered so that their late answers are dropped.
+const EXPIRED_MEMORY: usize = 4096;
 
 /// The protocol version a message is exchanged under, which decides what a result may carry.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -35,18 +42,26 @@ impl Protocol {
 pub struct ToolCall {
     pub name: String,
     pub arguments: Option<Box<RawValue>>,
+    /// The request's params as the client sent them, for sending it again.
+    pub params: Box<RawValue>,
     /// Set by a 2026-07-28 request's `_meta`, which overrides the session's version.
     pub protocol_version: Option<String>,
     /// A task-augmented call: its answer is a task handle, never a failure to rewrite.
     pub task: bool,
+    /// Names this call across its retries (timeouts find it by this).
+    pub seq: u64,
 }
 
-/// A client request waiting for its answer.
+/// A request waiting for its answer.
 #[derive(Debug)]
 pub struct Pending {
-    /// The id's original bytes, to answer it ourselves if the upstream cannot.
+    /// The client's id, original bytes: every answer goes back under it.
     pub id: Box<RawValue>,
     pub kind: PendingKind,
+    /// 1 for the client's own request, 2 and up for the proxy's retries of it.
+    pub attempt: u32,
+    /// The id the upstream was asked under (differs from `id` for retries).
+    pub upstream_id: Box<RawValue>,
 }
 
 #[derive(Debug)]
@@ -86,14 +101,29 @@ pub struct ToolInfo {
     pub destructive: Option<bool>,
 }
 
-/// An answered `tools/call` whose answer may be rewritten.
+/// An answered (or abandoned) `tools/call`, with what is needed to answer the client.
 #[derive(Debug)]
 pub struct AnsweredCall {
-    /// The id as the client spelled it: a rewritten answer goes back under the client's own id.
+    /// The id as the client spelled it: an answer goes back under the client's own id.
     pub id: Box<RawValue>,
+    /// The id the upstream answered under: the client's, or a retry's.
+    pub upstream_id: Box<RawValue>,
     pub call: ToolCall,
     pub tool: Option<ToolInfo>,
     pub protocol: Protocol,
+    pub attempt: u32,
+}
+
+/// What an upstream answer is to the session.
+#[derive(Debug)]
+pub enum Answered {
+    /// The answer to a `tools/call` that may be rewritten (or retried).
+    Call(AnsweredCall),
+    /// An answer the client must not see: to a retry nobody waits for any more, or to a call
+    /// the proxy already answered with a timeout.
+    Drop,
+    /// Anything else: passes as it is.
+    Pass,
 }
 
 /// A request the upstream never answered.
@@ -106,9 +136,17 @@ pub enum Unanswered {
 #[derive(Debug, Default)]
 pub struct Session {
     pending: HashMap<IdKey, Pending>,
+    /// For each tool call (by `seq`), the key its current attempt waits under.
+    calls: HashMap<u64, IdKey>,
+    /// Client ids whose late answers are dropped: the proxy answered them (timeout).
+    expired: HashSet<IdKey>,
+    expired_order: VecDeque<IdKey>,
     tools: HashMap<String, ToolInfo>,
     /// From `initialize`: the client's request, then the server's answer.
     version: Option<String>,
+    /// The client's `initialize` params, to replay to a restarted upstream.
+    init_params: Option<Box<RawValue>>,
+    next_seq: u64,
 }
 
 #[derive(Deserialize)]
@@ -157,26 +195,51 @@ fn parse<'a, T: Deserialize<'a>>(raw: Option<&'a RawValue>) -> Option<T> {
     serde_json::from_str(raw?.get()).ok()
 }
 
+/// A tool call the client just sent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewCall {
+    pub seq: u64,
+    pub tool: String,
+}
+
 impl Session {
-    /// A request from the client, on its way to the upstream.
-    pub fn client_request(&mut self, id: &RawValue, method: &str, params: Option<&RawValue>) {
+    /// A request from the client, on its way to the upstream. Returns the call when it is a
+    /// `tools/call`.
+    pub fn client_request(
+        &mut self,
+        id: &RawValue,
+        method: &str,
+        params: Option<&RawValue>,
+    ) -> Option<NewCall> {
         let Some(key) = IdKey::new(id) else {
             tracing::warn!(
                 id = id.get(),
                 "request with an id that is neither string nor number"
             );
-            return;
+            return None;
         };
+        let mut new_call = None;
         let kind = match method {
-            "tools/call" => match parse::<CallParams>(params) {
-                Some(p) => PendingKind::ToolCall(ToolCall {
-                    name: p.name,
-                    arguments: p.arguments,
-                    protocol_version: p.meta.and_then(|m| m.protocol_version),
-                    task: p.task.is_some(),
-                }),
+            "tools/call" => match (parse::<CallParams>(params), params) {
+                (Some(p), Some(raw)) => {
+                    self.next_seq += 1;
+                    let seq = self.next_seq;
+                    self.calls.insert(seq, key.clone());
+                    new_call = Some(NewCall {
+                        seq,
+                        tool: p.name.clone(),
+                    });
+                    PendingKind::ToolCall(ToolCall {
+                        name: p.name,
+                        arguments: p.arguments,
+                        params: raw.to_owned(),
+                        protocol_version: p.meta.and_then(|m| m.protocol_version),
+                        task: p.task.is_some(),
+                        seq,
+                    })
+                }
                 // Without a tool name there is nothing to classify by: let the answer pass.
-                None => PendingKind::Other {
+                _ => PendingKind::Other {
                     method: method.to_owned(),
                 },
             },
@@ -187,6 +250,7 @@ impl Session {
                 if let Some(v) = parse::<VersionField>(params).and_then(|v| v.protocol_version) {
                     self.version = Some(v);
                 }
+                self.init_params = params.map(ToOwned::to_owned);
                 PendingKind::Initialize
             }
             _ => PendingKind::Other {
@@ -196,53 +260,155 @@ impl Session {
         let pending = Pending {
             id: id.to_owned(),
             kind,
+            attempt: 1,
+            upstream_id: id.to_owned(),
         };
+        self.expired.remove(&key);
         if let Some(old) = self.pending.insert(key, pending) {
             tracing::warn!(
                 id = id.get(),
                 method = old.kind.method(),
                 "the client reused the id of a request still in flight; the first is forgotten"
             );
+            if let PendingKind::ToolCall(call) = old.kind {
+                self.calls.remove(&call.seq);
+            }
         }
+        new_call
     }
 
     /// A notification from the client. After `notifications/cancelled` the client ignores the
     /// answer, so the request is forgotten and its answer, if one comes, passes untouched.
-    pub fn client_notification(&mut self, method: &str, params: Option<&RawValue>) {
+    /// Returns the id of a proxy retry the upstream is working on, to cancel it too.
+    pub fn client_notification(
+        &mut self,
+        method: &str,
+        params: Option<&RawValue>,
+    ) -> Option<Box<RawValue>> {
         #[derive(Deserialize)]
         struct Cancelled<'a> {
             #[serde(rename = "requestId", borrow)]
             request_id: &'a RawValue,
         }
-        if method == "notifications/cancelled" {
-            if let Some(key) = parse::<Cancelled>(params).and_then(|c| IdKey::new(c.request_id)) {
-                self.pending.remove(&key);
-            }
+        if method != "notifications/cancelled" {
+            return None;
         }
+        let client_key = parse::<Cancelled>(params).and_then(|c| IdKey::new(c.request_id))?;
+        // The call may be waiting under a retry's id by now.
+        let key = if self.pending.contains_key(&client_key) {
+            client_key
+        } else {
+            self.pending
+                .iter()
+                .find(|(_, p)| p.attempt > 1 && IdKey::new(&p.id).as_ref() == Some(&client_key))
+                .map(|(k, _)| k.clone())?
+        };
+        let pending = self.pending.remove(&key)?;
+        if let PendingKind::ToolCall(call) = &pending.kind {
+            self.calls.remove(&call.seq);
+        }
+        (pending.attempt > 1).then_some(pending.upstream_id)
     }
 
-    /// An answer from the upstream. Returns the call when it answers a `tools/call` whose
-    /// failure the proxy may rewrite.
-    pub fn upstream_answer(
-        &mut self,
-        id: &RawValue,
-        result: Option<&RawValue>,
-    ) -> Option<AnsweredCall> {
-        let pending = self.pending.remove(&IdKey::new(id)?)?;
+    /// Looks up what an upstream answer answers, and forgets the request.
+    pub fn upstream_answer(&mut self, id: &RawValue, result: Option<&RawValue>) -> Answered {
+        let Some(key) = IdKey::new(id) else {
+            return Answered::Pass;
+        };
+        let Some(pending) = self.pending.remove(&key) else {
+            if is_proxy_id(&key) || self.expired.remove(&key) {
+                return Answered::Drop;
+            }
+            return Answered::Pass;
+        };
         match pending.kind {
-            PendingKind::ToolCall(call) if !call.task => Some(self.answered(pending.id, call)),
+            PendingKind::ToolCall(call) => {
+                self.calls.remove(&call.seq);
+                if call.task {
+                    return Answered::Pass;
+                }
+                Answered::Call(self.answered(
+                    pending.id,
+                    pending.upstream_id,
+                    call,
+                    pending.attempt,
+                ))
+            }
             PendingKind::ToolsList { first_page } => {
                 self.learn_tools(result, first_page);
-                None
+                Answered::Pass
             }
             PendingKind::Initialize => {
                 if let Some(v) = parse::<VersionField>(result).and_then(|v| v.protocol_version) {
                     self.version = Some(v);
                 }
-                None
+                Answered::Pass
             }
-            _ => None,
+            PendingKind::Other { .. } => Answered::Pass,
         }
+    }
+
+    /// Registers the next attempt of a failed call under a fresh proxy id; returns the request
+    /// line to send when its backoff is over.
+    pub fn retry(&mut self, failed: AnsweredCall) -> (IdKey, Vec<u8>) {
+        self.next_seq += 1;
+        let retry_id = format!("{PROXY_ID_PREFIX}{}/{}", std::process::id(), self.next_seq);
+        let raw_id = RawValue::from_string(serde_json::to_string(&retry_id).expect("a string"))
+            .expect("a JSON string");
+        let key = IdKey::Str(retry_id);
+        let mut line = Vec::with_capacity(64 + failed.call.params.get().len());
+        line.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
+        line.extend_from_slice(raw_id.get().as_bytes());
+        line.extend_from_slice(b",\"method\":\"tools/call\",\"params\":");
+        line.extend_from_slice(failed.call.params.get().as_bytes());
+        line.extend_from_slice(b"}\n");
+        self.calls.insert(failed.call.seq, key.clone());
+        self.pending.insert(
+            key.clone(),
+            Pending {
+                id: failed.id,
+                kind: PendingKind::ToolCall(failed.call),
+                attempt: failed.attempt + 1,
+                upstream_id: raw_id,
+            },
+        );
+        (key, line)
+    }
+
+    /// Whether a scheduled retry is still wanted (the client did not cancel, the call did not
+    /// time out, the upstream did not die meanwhile).
+    pub fn is_waiting(&self, key: &IdKey) -> bool {
+        self.pending.contains_key(key)
+    }
+
+    /// Gives up waiting for a call (its time is up): forgets it, remembers to drop its late
+    /// answer, and returns it to be answered.
+    pub fn expire(&mut self, seq: u64) -> Option<AnsweredCall> {
+        let key = self.calls.remove(&seq)?;
+        let pending = self.pending.remove(&key)?;
+        let PendingKind::ToolCall(call) = pending.kind else {
+            return None;
+        };
+        if !is_proxy_id(&key) {
+            self.expired.insert(key.clone());
+            self.expired_order.push_back(key);
+            if self.expired_order.len() > EXPIRED_MEMORY {
+                if let Some(oldest) = self.expired_order.pop_front() {
+                    self.expired.remove(&oldest);
+                }
+            }
+        }
+        Some(self.answered(pending.id, pending.upstream_id, call, pending.attempt))
+    }
+
+    /// Forgets a call the proxy answers itself before it reaches the upstream.
+    pub fn withdraw(&mut self, seq: u64) -> Option<AnsweredCall> {
+        let key = self.calls.remove(&seq)?;
+        let pending = self.pending.remove(&key)?;
+        let PendingKind::ToolCall(call) = pending.kind else {
+            return None;
+        };
+        Some(self.answered(pending.id, pending.upstream_id, call, pending.attempt))
     }
 
     fn learn_tools(&mut self, result: Option<&RawValue>, first_page: bool) {
@@ -263,12 +429,20 @@ impl Session {
         tracing::debug!(tools = self.tools.len(), "learned tools from tools/list");
     }
 
-    fn answered(&self, id: Box<RawValue>, call: ToolCall) -> AnsweredCall {
+    fn answered(
+        &self,
+        id: Box<RawValue>,
+        upstream_id: Box<RawValue>,
+        call: ToolCall,
+        attempt: u32,
+    ) -> AnsweredCall {
         AnsweredCall {
             id,
+            upstream_id,
             tool: self.tools.get(&call.name).cloned(),
             protocol: Protocol(call.protocol_version.clone().or(self.version.clone())),
             call,
+            attempt,
         }
     }
 
@@ -276,6 +450,12 @@ impl Session {
     /// a tool not known to lack an outputSchema gets no `structuredContent`.
     pub fn tools_changed(&mut self) {
         self.tools.clear();
+    }
+
+    /// The client's `initialize` params, if the session was opened that way (not in the
+    /// stateless 2026-07-28 era).
+    pub fn initialize_params(&self) -> Option<Box<RawValue>> {
+        self.init_params.clone()
     }
 
     /// What is known of a tool.
@@ -289,11 +469,14 @@ impl Session {
 
     /// Takes every request still waiting, for answering when the upstream is gone.
     pub fn drain_pending(&mut self) -> Vec<Unanswered> {
+        self.calls.clear();
         let pending: Vec<Pending> = self.pending.drain().map(|(_, p)| p).collect();
         pending
             .into_iter()
             .map(|p| match p.kind {
-                PendingKind::ToolCall(call) => Unanswered::Call(self.answered(p.id, call)),
+                PendingKind::ToolCall(call) => {
+                    Unanswered::Call(self.answered(p.id, p.upstream_id, call, p.attempt))
+                }
                 other => Unanswered::Request {
                     id: p.id,
                     method: other.method().to_owned(),
@@ -301,6 +484,10 @@ impl Session {
             })
             .collect()
     }
+}
+
+fn is_proxy_id(key: &IdKey) -> bool {
+    matches!(key, IdKey::Str(s) if s.starts_with(PROXY_ID_PREFIX))
 }
 
 #[cfg(test)]
@@ -311,37 +498,50 @@ mod tests {
         RawValue::from_string(s.to_owned()).unwrap()
     }
 
+    fn call(answered: Answered) -> AnsweredCall {
+        match answered {
+            Answered::Call(c) => c,
+            other => panic!("not a call: {other:?}"),
+        }
+    }
+
     #[test]
     fn tracks_tool_calls_until_answered() {
         let mut s = Session::default();
-        s.client_request(
+        let new = s.client_request(
             &raw("7"),
             "tools/call",
             Some(&raw(r#"{"name":"read","arguments":{"path":"/x"}}"#)),
         );
+        assert_eq!(new.unwrap().tool, "read");
         assert_eq!(s.pending_len(), 1);
-        let answered = s.upstream_answer(&raw("7.0"), None).unwrap();
+        let answered = call(s.upstream_answer(&raw("7.0"), None));
         assert_eq!(answered.call.name, "read");
         assert_eq!(answered.call.arguments.unwrap().get(), r#"{"path":"/x"}"#);
+        assert_eq!(answered.attempt, 1);
         assert_eq!(s.pending_len(), 0);
-        assert!(s.upstream_answer(&raw("7"), None).is_none());
+        assert!(matches!(s.upstream_answer(&raw("7"), None), Answered::Pass));
     }
 
     #[test]
     fn cancelled_and_task_calls_are_not_rewritten() {
         let mut s = Session::default();
         s.client_request(&raw(r#""a""#), "tools/call", Some(&raw(r#"{"name":"t"}"#)));
-        s.client_notification(
+        let retry = s.client_notification(
             "notifications/cancelled",
             Some(&raw(r#"{"requestId":"a","reason":"x"}"#)),
         );
-        assert!(s.upstream_answer(&raw(r#""a""#), None).is_none());
+        assert!(retry.is_none(), "nothing of the proxy's to cancel");
+        assert!(matches!(
+            s.upstream_answer(&raw(r#""a""#), None),
+            Answered::Pass
+        ));
         s.client_request(
             &raw("1"),
             "tools/call",
             Some(&raw(r#"{"name":"t","task":{}}"#)),
         );
-        assert!(s.upstream_answer(&raw("1"), None).is_none());
+        assert!(matches!(s.upstream_answer(&raw("1"), None), Answered::Pass));
         assert_eq!(s.pending_len(), 0);
     }
 
@@ -373,17 +573,81 @@ mod tests {
             )),
         );
         s.client_request(&raw("3"), "tools/call", Some(&raw(r#"{"name":"b"}"#)));
-        let per_request = s.upstream_answer(&raw("2"), None).unwrap().protocol;
+        let per_request = call(s.upstream_answer(&raw("2"), None)).protocol;
         assert!(per_request.has_result_type());
-        let session = s.upstream_answer(&raw("3"), None).unwrap().protocol;
+        let session = call(s.upstream_answer(&raw("3"), None)).protocol;
         assert_eq!(session, Protocol(Some("2025-03-26".into())));
         assert!(!session.has_structured_content());
 
-        // A fresh listing replaces the catalog.
+        // A fresh listing replaces the catalog; list_changed forgets it.
         s.client_request(&raw("4"), "tools/list", Some(&raw("{}")));
         s.upstream_answer(&raw("4"), Some(&raw(r#"{"tools":[{"name":"c"}]}"#)));
         assert!(s.tool("a").is_none());
         assert!(s.tool("c").is_some());
+        s.tools_changed();
+        assert!(s.tool("c").is_none());
+    }
+
+    #[test]
+    fn retries_wait_under_proxy_ids_and_answer_the_client() {
+        let mut s = Session::default();
+        let params = r#"{"name":"t","arguments":{"q":1},"_meta":{"progressToken":"p"}}"#;
+        let seq = s
+            .client_request(&raw("5"), "tools/call", Some(&raw(params)))
+            .unwrap()
+            .seq;
+        let first = call(s.upstream_answer(&raw("5"), None));
+        let (key, line) = s.retry(first);
+        let line = String::from_utf8(line).unwrap();
+        let IdKey::Str(retry_id) = &key else { panic!() };
+        assert_eq!(
+            line,
+            format!("{{\"jsonrpc\":\"2.0\",\"id\":\"{retry_id}\",\"method\":\"tools/call\",\"params\":{params}}}\n")
+        );
+        assert!(s.is_waiting(&key));
+        let retry_raw = raw(&format!("\"{retry_id}\""));
+        let second = call(s.upstream_answer(&retry_raw, None));
+        assert_eq!(
+            second.id.get(),
+            "5",
+            "answers go back under the client's id"
+        );
+        assert_eq!(second.attempt, 2);
+        assert_eq!(second.call.seq, seq);
+        assert!(
+            matches!(s.upstream_answer(&retry_raw, None), Answered::Drop),
+            "never leaks a proxy id"
+        );
+    }
+
+    #[test]
+    fn cancelling_a_retried_call_names_the_retry() {
+        let mut s = Session::default();
+        s.client_request(&raw("5"), "tools/call", Some(&raw(r#"{"name":"t"}"#)));
+        let first = call(s.upstream_answer(&raw("5"), None));
+        let (key, _) = s.retry(first);
+        let to_cancel = s
+            .client_notification("notifications/cancelled", Some(&raw(r#"{"requestId":5}"#)))
+            .unwrap();
+        assert_eq!(IdKey::new(&to_cancel), Some(key.clone()));
+        assert!(!s.is_waiting(&key));
+    }
+
+    #[test]
+    fn expired_calls_drop_their_late_answers() {
+        let mut s = Session::default();
+        let seq = s
+            .client_request(&raw("9"), "tools/call", Some(&raw(r#"{"name":"t"}"#)))
+            .unwrap()
+            .seq;
+        let expired = s.expire(seq).unwrap();
+        assert_eq!(expired.id.get(), "9");
+        assert!(s.expire(seq).is_none());
+        assert!(matches!(s.upstream_answer(&raw("9"), None), Answered::Drop));
+        assert!(
+            matches!(s.upstream_answer(&raw("9"), None), Answered::Pass),
+            "only once"
+        );
     }
 
     #[test]

@@ -57,6 +57,9 @@ pub enum Source {
     Result,
     /// A JSON-RPC error answering a `tools/call`.
     Rpc,
+    /// A successful result whose text shows a failure (legacy servers that answer
+    /// `Database error: ...` as a success). Only rules with `source = "success"` see these.
+    Success,
     /// The proxy itself: the upstream died or could not answer.
     Proxy,
 }

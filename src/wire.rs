@@ -139,6 +139,20 @@ pub fn response_line(id: &RawValue, result: &serde_json::Value) -> Vec<u8> {
     line
 }
 
+/// A complete answer line with a raw `result` or `error` (`key`) kept byte for byte, under
+/// another id: a retry's answer going back under the client's id.
+pub fn answer_line(id: &RawValue, key: &str, raw: &RawValue) -> Vec<u8> {
+    let mut line = Vec::with_capacity(raw.get().len() + 64);
+    line.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
+    line.extend_from_slice(id.get().as_bytes());
+    line.extend_from_slice(b",\"");
+    line.extend_from_slice(key.as_bytes());
+    line.extend_from_slice(b"\":");
+    line.extend_from_slice(raw.get().as_bytes());
+    line.extend_from_slice(b"}\n");
+    line
+}
+
 /// A complete error response line, with the id's original bytes.
 pub fn error_line(id: &RawValue, code: i64, message: &str) -> Vec<u8> {
     let error = serde_json::json!({ "code": code, "message": message });

@@ -7,7 +7,7 @@ use std::sync::{Arc, LazyLock};
 use mcp_errnorm::render::Profile;
 use mcp_errnorm::rewrite::{Answer, Rewriter};
 use mcp_errnorm::rules::RuleSet;
-use mcp_errnorm::session::Session;
+use mcp_errnorm::session::{Answered, Session};
 use mcp_errnorm::wire::{self, Line, Message};
 use serde_json::Value;
 
@@ -59,6 +59,7 @@ fn through_proxy(record: &Value) -> Option<Value> {
         rules: Arc::new(RuleSet::defaults()),
         profile: Profile::Mcp,
         rewrite_rpc_errors: true,
+        not_found_is_empty: globset::GlobSet::empty(),
     });
     let rewriter = &*REWRITER;
     let mut session = Session::default();
@@ -78,9 +79,9 @@ fn through_proxy(record: &Value) -> Option<Value> {
         Answer::Result(r) => Some(r),
         Answer::Error(_) => None,
     };
-    let answered = session
-        .upstream_answer(id, result)
-        .expect("a tools/call answer");
+    let Answered::Call(answered) = session.upstream_answer(id, result) else {
+        panic!("not a tools/call answer: {response}")
+    };
     rewriter.rewrite(&answered, answer).map(|r| r.result)
 }
 

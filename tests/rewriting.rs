@@ -180,7 +180,7 @@ fn no_structured_content_for_tools_that_declare_an_output_schema() {
 #[test]
 fn out_of_order_answers_are_matched_to_their_own_calls() {
     let mut p = proxy();
-    p.send(r#"{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"hold","arguments":{"text":"fetch failed"}}}"#);
+    p.send(r#"{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"hold","arguments":{"text":"ENOENT: no such file or directory"}}}"#);
     p.send(r#"{"jsonrpc":"2.0","id":0,"method":"tools/call","params":{"name":"hold","arguments":{"text":"permission denied"}}}"#);
     // The server asks the client something with an id that collides with a pending call.
     p.send_json(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "emit", "arguments": {"lines": [
@@ -204,7 +204,7 @@ fn out_of_order_answers_are_matched_to_their_own_calls() {
         "permission denied"
     );
     assert_eq!(second["id"], "a");
-    assert_eq!(canonical(&second)["errorCategory"], "transient");
+    assert_eq!(canonical(&second)["errorCategory"], "validation");
     assert_eq!(p.recv()["id"], 2);
 }
 

@@ -134,7 +134,10 @@ fn compile_rule(
     let source = raw.source.as_ref().map(|s| *s.get_ref());
     if let Some(s) = &raw.source {
         if *s.get_ref() == Source::Proxy {
-            problem(s.span(), "'source' must be \"result\" or \"rpc\"".into());
+            problem(
+                s.span(),
+                "'source' must be \"result\", \"rpc\" or \"success\"".into(),
+            );
         }
     }
     if let Some(c) = &raw.category {

@@ -214,6 +214,13 @@ impl RuleSet {
         Ok(RuleSet { rules, set })
     }
 
+    /// Whether any rule looks at successful results of this tool; only then is a success parsed.
+    pub fn inspects_successes_of(&self, tool: &str) -> bool {
+        self.rules.iter().any(|r| {
+            r.source == Some(Source::Success) && r.tools.as_ref().is_none_or(|g| g.is_match(tool))
+        })
+    }
+
     /// The rule with this id.
     pub fn rule(&self, id: &str) -> Option<&Rule> {
         self.rules.iter().find(|r| r.id == id)
@@ -269,7 +276,12 @@ impl Rule {
     }
 
     fn applies_to(&self, failure: &Failure) -> bool {
-        self.source.is_none_or(|s| s == failure.source)
+        // A successful result is only looked at by rules written for successes.
+        let source = match failure.source {
+            Source::Success => self.source == Some(Source::Success),
+            other => self.source.is_none_or(|s| s == other),
+        };
+        source
             && (self.rpc_codes.is_empty()
                 || failure
                     .rpc_code

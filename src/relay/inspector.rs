@@ -1,0 +1,387 @@
+//! The per-line logic of the relay, apart from any I/O: what the session learns from each line,
+//! what the client and the upstream receive for it, and which timers to set. Every entry point
+//! returns [`Effects`] for the pumps to carry out.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use arc_swap::ArcSwap;
+use serde_json::value::RawValue;
+use tokio::sync::oneshot;
+
+use crate::config::NonJsonLines;
+use crate::recovery::{Breakers, Policy};
+use crate::reload::SharedRewriter;
+use crate::rewrite::{Answer, Rewriter};
+use crate::session::{Answered, AnsweredCall, Session, Unanswered};
+use crate::taxonomy::Category;
+use crate::unmatched::UnmatchedLog;
+use crate::wire::{self, IdKey, Line, Message};
+
+/// What a line (or a timer) makes the relay do.
+#[derive(Debug, Default)]
+pub struct Effects {
+    pub to_client: Vec<Vec<u8>>,
+    pub to_upstream: Vec<Vec<u8>>,
+    pub timers: Vec<(Duration, Timer)>,
+}
+
+/// Work for later.
+#[derive(Debug)]
+pub enum Timer {
+    /// Send the next attempt of a failed call, unless it is no longer wanted.
+    Retry { key: IdKey, line: Vec<u8> },
+    /// Give up on a call that is still unanswered.
+    Timeout { seq: u64, limit: Duration },
+}
+
+/// Counters for the summary line on exit and on SIGUSR1.
+#[derive(Debug, Default)]
+pub struct Stats {
+    calls: AtomicU64,
+    by_category: [AtomicU64; 5],
+    rewritten: AtomicU64,
+    retried: AtomicU64,
+    recovered: AtomicU64,
+    timed_out: AtomicU64,
+    unclassified: AtomicU64,
+    circuit_open: AtomicU64,
+}
+
+fn bump(counter: &AtomicU64) {
+    counter.fetch_add(1, Ordering::Relaxed);
+}
+
+impl Stats {
+    fn failure(&self, category: Category) {
+        let index = match category {
+            Category::Transient => 0,
+            Category::Validation => 1,
+            Category::Business => 2,
+            Category::Permission => 3,
+            Category::Unknown => 4,
+        };
+        bump(&self.by_category[index]);
+    }
+
+    /// One line: calls, failures by category, rewritten, retried, recovered, timed out,
+    /// unclassified, refused by a circuit breaker.
+    pub fn summary(&self) -> String {
+        let n = |c: &AtomicU64| c.load(Ordering::Relaxed);
+        let [t, v, b, p, u] = &self.by_category;
+        format!(
+            "calls={} failures: transient={} validation={} business={} permission={} unknown={}; \
+             rewritten={} retried={} recovered={} timed_out={} unclassified={} circuit_open={}",
+            n(&self.calls),
+            n(t),
+            n(v),
+            n(b),
+            n(p),
+            n(u),
+            n(&self.rewritten),
+            n(&self.retried),
+            n(&self.recovered),
+            n(&self.timed_out),
+            n(&self.unclassified),
+            n(&self.circuit_open)
+        )
+    }
+}
+
+pub struct Inspector {
+    pub session: Mutex<Session>,
+    pub rewriter: SharedRewriter,
+    pub policy: Policy,
+    breakers: Mutex<Breakers>,
+    pub unmatched: Option<UnmatchedLog>,
+    pub non_json: NonJsonLines,
+    pub stats: Stats,
+    /// The proxy's own `initialize` to a restarted upstream, and who waits for its answer.
+    replay: Mutex<Option<(IdKey, oneshot::Sender<()>)>>,
+}
+
+impl Inspector {
+    pub fn new(rewriter: Rewriter, policy: Policy) -> Inspector {
+        Inspector {
+            session: Mutex::new(Session::default()),
+            rewriter: Arc::new(ArcSwap::from_pointee(rewriter)),
+            policy,
+            breakers: Mutex::new(Breakers::default()),
+            unmatched: None,
+            non_json: NonJsonLines::default(),
+            stats: Stats::default(),
+            replay: Mutex::new(None),
+        }
+    }
+
+    fn session(&self) -> std::sync::MutexGuard<'_, Session> {
+        self.session.lock().expect("session lock")
+    }
+
+    /// A line from the client. It goes to the upstream unchanged, unless the tool's circuit
+    /// breaker is open (then the proxy answers at once).
+    pub fn client_line(&self, line: Vec<u8>) -> Effects {
+        let mut effects = Effects::default();
+        let extra = match wire::parse(&line) {
+            Line::Message(Message::Request { id, method, params }) => {
+                let new_call = self.session().client_request(id, &method, params);
+                if let Some(call) = new_call {
+                    bump(&self.stats.calls);
+                    let admitted = self.breakers.lock().expect("breakers lock").admit(
+                        &self.policy,
+                        &call.tool,
+                        Instant::now(),
+                    );
+                    if let Err(wait) = admitted {
+                        if let Some(answered) = self.session().withdraw(call.seq) {
+                            bump(&self.stats.circuit_open);
+                            let rewritten = self.rewriter.load().circuit_open(&answered, wait);
+                            effects
+                                .to_client
+                                .push(wire::response_line(&answered.id, &rewritten.result));
+                            return effects;
+                        }
+                    }
+                    if let Some(limit) = self.policy.timeout(&call.tool) {
+                        let timer = Timer::Timeout {
+                            seq: call.seq,
+                            limit,
+                        };
+                        effects.timers.push((limit, timer));
+                    }
+                }
+                None
+            }
+            Line::Message(Message::Notification { method, params }) => self
+                .session()
+                .client_notification(&method, params)
+                .map(|retry_id| cancel_line(&retry_id, "cancelled by the client")),
+            _ => None,
+        };
+        effects.to_upstream.push(line);
+        effects.to_upstream.extend(extra);
+        effects
+    }
+
+    /// A line from the upstream: what the client receives for it, if anything.
+    pub fn upstream_line(&self, line: Vec<u8>) -> Effects {
+        let mut effects = Effects::default();
+        let (id, answer) = match wire::parse(&line) {
+            Line::Message(Message::Response { id, result }) => (id, Answer::Result(result)),
+            Line::Message(Message::ErrorResponse { id, error }) => (id, Answer::Error(error)),
+            Line::Message(Message::Notification { method, .. }) => {
+                if method == "notifications/tools/list_changed" {
+                    self.session().tools_changed();
+                }
+                effects.to_client.push(line);
+                return effects;
+            }
+            Line::Message(Message::Request { .. }) | Line::OtherJson => {
+                effects.to_client.push(line);
+                return effects;
+            }
+            Line::NotJson => {
+                effects.to_client.extend(non_json_line(line, self.non_json));
+                return effects;
+            }
+        };
+        if self.is_replay_answer(id) {
+            return effects;
+        }
+        let result = match answer {
+            Answer::Result(result) => Some(result),
+            Answer::Error(_) => None,
+        };
+        let answered = self.session().upstream_answer(id, result);
+        match answered {
+            Answered::Pass => effects.to_client.push(line),
+            Answered::Drop => tracing::debug!(id = id.get(), "dropped an answer nobody waits for"),
+            Answered::Call(call) => self.answer_call(call, answer, &line, &mut effects),
+        }
+        effects
+    }
+
+    fn answer_call(&self, call: AnsweredCall, answer: Answer, line: &[u8], effects: &mut Effects) {
+        let tool = call.call.name.clone();
+        let rewriter = self.rewriter.load();
+        let Some(rewritten) = rewriter.rewrite(&call, answer) else {
+            self.record_outcome(&tool, false);
+            if call.attempt > 1 {
+                bump(&self.stats.recovered);
+                tracing::info!(tool, attempts = call.attempt, "a retry succeeded");
+                effects.to_client.push(match answer {
+                    Answer::Result(raw) => wire::answer_line(&call.id, "result", raw),
+                    Answer::Error(raw) => wire::answer_line(&call.id, "error", raw),
+                });
+            } else {
+                effects.to_client.push(line.to_vec());
+            }
+            return;
+        };
+        let error = &rewritten.error;
+        let delay = self.policy.retry_delay(
+            &tool,
+            call.tool.as_ref(),
+            error,
+            call.attempt,
+            fastrand::f64(),
+        );
+        if let Some(delay) = delay {
+            bump(&self.stats.retried);
+            tracing::info!(
+                tool,
+                attempt = call.attempt,
+                delay_ms = delay.as_millis() as u64,
+                rule = error.rule_id.as_deref().unwrap_or("(unclassified)"),
+                "transient failure: retrying"
+            );
+            let (key, request) = self.session().retry(call);
+            effects.timers.push((
+                delay,
+                Timer::Retry {
+                    key,
+                    line: request,
+                },
+            ));
+            return;
+        }
+        self.record_outcome(&tool, error.category == Category::Transient);
+        bump(&self.stats.rewritten);
+        self.stats.failure(error.category);
+        if error.rule_id.is_none() {
+            bump(&self.stats.unclassified);
+        }
+        tracing::debug!(
+            tool,
+            rule = error.rule_id.as_deref().unwrap_or("(unclassified)"),
+            category = %error.category,
+            code = %error.code,
+            attempts = error.attempts,
+            "rewrote a failed tool call"
+        );
+        if let Some(log) = &self.unmatched {
+            log.record(error);
+        }
+        effects
+            .to_client
+            .push(wire::response_line(&call.id, &rewritten.result));
+    }
+
+    fn record_outcome(&self, tool: &str, transient_failure: bool) {
+        self.breakers.lock().expect("breakers lock").record(
+            &self.policy,
+            tool,
+            transient_failure,
+            Instant::now(),
+        );
+    }
+
+    /// A timer is due.
+    pub fn fire(&self, timer: Timer) -> Effects {
+        let mut effects = Effects::default();
+        match timer {
+            Timer::Retry { key, line } => {
+                if self.session().is_waiting(&key) {
+                    effects.to_upstream.push(line);
+                }
+            }
+            Timer::Timeout { seq, limit } => {
+                let expired = self.session().expire(seq);
+                if let Some(call) = expired {
+                    bump(&self.stats.timed_out);
+                    self.stats.failure(Category::Transient);
+                    self.record_outcome(&call.call.name, true);
+                    tracing::warn!(tool = %call.call.name, "no answer in time: cancelled");
+                    effects
+                        .to_upstream
+                        .push(cancel_line(&call.upstream_id, "timeout"));
+                    let rewritten = self.rewriter.load().timed_out(&call, limit);
+                    effects
+                        .to_client
+                        .push(wire::response_line(&call.id, &rewritten.result));
+                }
+            }
+        }
+        effects
+    }
+
+    /// The upstream is gone (`how`: "exited with status 1"): every request still waiting gets
+    /// its answer now, a `tools/call` a structured transient error, anything else a JSON-RPC
+    /// error.
+    pub fn upstream_gone(&self, how: &str) -> Effects {
+        let pending = self.session().drain_pending();
+        if !pending.is_empty() {
+            tracing::warn!(
+                count = pending.len(),
+                "answering requests the upstream left unanswered"
+            );
+        }
+        let rewriter = self.rewriter.load();
+        let mut effects = Effects::default();
+        for request in pending {
+            effects.to_client.push(match request {
+                Unanswered::Call(call) => {
+                    bump(&self.stats.rewritten);
+                    self.stats.failure(Category::Transient);
+                    wire::response_line(&call.id, &rewriter.upstream_gone(&call, how).result)
+                }
+                Unanswered::Request { id, method } => wire::error_line(
+                    &id,
+                    -32603,
+                    &format!("mcp-errnorm: the MCP server {how} before answering '{method}'"),
+                ),
+            });
+        }
+        effects
+    }
+
+    /// Prepares the replay of the client's `initialize` to a restarted upstream: the request
+    /// line, and a receiver that fires when its answer (which the client never sees) arrives.
+    pub fn replay_initialize(&self) -> Option<(Vec<u8>, oneshot::Receiver<()>)> {
+        let params = self.session().initialize_params()?;
+        let id = format!("mcp-errnorm/replay/{}", std::process::id());
+        let raw_id = serde_json::to_string(&id).expect("a string");
+        let line = format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":{raw_id},\"method\":\"initialize\",\"params\":{}}}\n",
+            params.get()
+        );
+        let (tx, rx) = oneshot::channel();
+        *self.replay.lock().expect("replay lock") = Some((IdKey::Str(id), tx));
+        Some((line.into_bytes(), rx))
+    }
+
+    fn is_replay_answer(&self, id: &RawValue) -> bool {
+        let mut replay = self.replay.lock().expect("replay lock");
+        if replay.as_ref().is_some_and(|(key, _)| IdKey::new(id).as_ref() == Some(key)) {
+            if let Some((_, tx)) = replay.take() {
+                let _ = tx.send(());
+            }
+            return true;
+        }
+        false
+    }
+}
+
+/// `notifications/cancelled` for a request the proxy sent or forwarded.
+fn cancel_line(id: &RawValue, reason: &str) -> Vec<u8> {
+    let params = serde_json::json!({ "requestId": id, "reason": reason });
+    format!("{{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{params}}}\n")
+        .into_bytes()
+}
+
+fn non_json_line(line: Vec<u8>, policy: NonJsonLines) -> Option<Vec<u8>> {
+    let text = String::from_utf8_lossy(&line);
+    let text = text.trim_end_matches(['\r', '\n']);
+    match policy {
+        NonJsonLines::Forward => Some(line),
+        NonJsonLines::Drop => None,
+        NonJsonLines::Stderr if text.trim().is_empty() => None,
+        NonJsonLines::Stderr => {
+            tracing::warn!(
+                "upstream wrote a non-JSON line to stdout (kept from the client): {text}"
+            );
+            None
+        }
+    }
+}

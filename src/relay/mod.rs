@@ -1,0 +1,514 @@
+//! The I/O shell of run mode: the pumps between the client (our stdin/stdout) and the upstream
+//! (the child's stdin/stdout), timers, and the upstream's lifecycle (shutdown, restart).
+//!
+//! ```text
+//! stdin thread ──Inbound──▶ upstream writer ──▶ child stdin      (retries, cancels join here)
+//! child stdout ──▶ upstream reader ──▶ stdout thread ──▶ stdout  (answers of timers join here)
+//! ```
+//! Every line goes through the [`Inspector`], which says what to send where; lines that are
+//! not rewritten are sent as the same bytes. stdin and stdout are served by plain threads:
+//! blocking reads of stdin cannot be cancelled in tokio, and a thread keeps writes simple.
+//! Bounded channels between the stages carry back-pressure.
+
+mod inspector;
+
+use std::collections::VecDeque;
+use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::process::ExitStatus;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+use tokio::process::{Child, ChildStdin, ChildStdout};
+use tokio::signal::unix::{signal, SignalKind};
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+use tokio::time::{sleep_until, timeout, Instant};
+
+pub use inspector::{Effects, Inspector, Stats, Timer};
+
+use crate::config::{Flags, Settings};
+use crate::reload;
+use crate::unmatched::UnmatchedLog;
+use crate::upstream;
+
+/// Lines in flight between two stages before the reader waits.
+const CHANNEL_LINES: usize = 64;
+/// How long the upstream's last output may take to drain after it exited.
+const DRAIN_WAIT: Duration = Duration::from_secs(1);
+/// How long a restarted upstream may take to answer the replayed `initialize`.
+const REPLAY_WAIT: Duration = Duration::from_secs(10);
+
+/// Why a run could not start.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot start the upstream server '{program}': {source}")]
+pub struct StartError {
+    pub program: String,
+    #[source]
+    pub source: std::io::Error,
+}
+
+/// What the upstream writer receives.
+enum Inbound {
+    /// A line from the client: the inspector sees it first.
+    Client(Vec<u8>),
+    /// The client closed stdin.
+    ClientEof,
+    /// A line of the proxy's own (a retry, a cancellation).
+    Proxy(Vec<u8>),
+    /// A (new) upstream to write to; lines that came meanwhile are written first.
+    Attach(ChildStdin),
+    /// The upstream is gone: hold lines until the next one is attached.
+    Detach,
+}
+
+/// The channels every stage writes to, and the inspector: enough to carry out [`Effects`].
+struct Io {
+    inspector: Arc<Inspector>,
+    to_client: mpsc::Sender<Vec<u8>>,
+    to_upstream: mpsc::Sender<Inbound>,
+}
+
+impl Io {
+    /// Sends what `effects` says, and sets its timers. Returns false once the client is gone.
+    async fn apply(self: &Arc<Self>, effects: Effects) -> bool {
+        for (after, timer) in effects.timers {
+            // Timers do not keep the relay alive: after the end, they find nothing to do.
+            let io = Arc::downgrade(self);
+            tokio::spawn(async move {
+                tokio::time::sleep(after).await;
+                if let Some(io) = io.upgrade() {
+                    let effects = io.inspector.fire(timer);
+                    debug_assert!(effects.timers.is_empty(), "a timer sets no timers");
+                    io.send(effects.to_upstream, effects.to_client).await;
+                }
+            });
+        }
+        self.send(effects.to_upstream, effects.to_client).await
+    }
+
+    /// Sends lines both ways. Returns false once the client is gone.
+    async fn send(&self, to_upstream: Vec<Vec<u8>>, to_client: Vec<Vec<u8>>) -> bool {
+        for line in to_upstream {
+            // Closed only when the writer is gone, at the very end.
+            let _ = self.to_upstream.send(Inbound::Proxy(line)).await;
+        }
+        for line in to_client {
+            if self.to_client.send(line).await.is_err() {
+                return false;
+            }
+        }
+        true
+    }
+}
+
+/// Runs the proxy until the upstream has exited for good; returns the exit code for the proxy.
+/// `flags` are where `settings` came from, for reloading them.
+pub async fn run(
+    command: &[String],
+    flags: Flags,
+    settings: Settings,
+    unmatched: Option<UnmatchedLog>,
+) -> Result<i32, StartError> {
+    let mut child = upstream::spawn(command, &settings.env).map_err(|source| StartError {
+        program: command.first().cloned().unwrap_or_default(),
+        source,
+    })?;
+    tracing::info!(command = ?command, pid = child.id(), "upstream started");
+
+    let mut inspector = Inspector::new(settings.rewriter(), settings.policy.clone());
+    inspector.unmatched = unmatched;
+    inspector.non_json = settings.non_json_upstream_lines;
+    let inspector = Arc::new(inspector);
+    tokio::spawn(reload::watch(
+        flags,
+        settings.files.clone(),
+        inspector.rewriter.clone(),
+    ));
+
+    let (to_client, client_lines) = mpsc::channel::<Vec<u8>>(CHANNEL_LINES);
+    let stdout_thread = std::thread::spawn(move || write_stdout(client_lines));
+    let (to_upstream, inbound) = mpsc::channel::<Inbound>(CHANNEL_LINES);
+    let from_client = to_upstream.clone();
+    std::thread::spawn(move || read_stdin(from_client));
+    let io = Arc::new(Io {
+        inspector: inspector.clone(),
+        to_client,
+        to_upstream,
+    });
+
+    let stdin = child.stdin.take().expect("stdin is piped");
+    let mut writer = tokio::spawn(upstream_writer(inbound, io.clone(), stdin));
+    let mut reader = spawn_reader(&mut child, &io);
+
+    let mut signals = Signals::new(inspector.clone());
+    let mut client_closed = false;
+    let mut restarts_left = settings.restart.attempts;
+    let mut backoff = Duration::from_millis(settings.restart.backoff_ms);
+    let status = loop {
+        let end = supervise(
+            &io,
+            &mut child,
+            &mut reader,
+            &mut writer,
+            &mut signals,
+            &settings,
+            &mut client_closed,
+        )
+        .await;
+        let how = upstream::describe(end.status);
+        tracing::info!("upstream {how}");
+        if !reader.is_finished() && timeout(DRAIN_WAIT, &mut reader).await.is_err() {
+            // A grandchild may hold the pipe open; what it writes now belongs to nobody.
+            reader.abort();
+        }
+        let _ = io.to_upstream.send(Inbound::Detach).await;
+        io.apply(io.inspector.upstream_gone(&how)).await;
+        let stop = client_closed || end.stopping || end.client_gone || restarts_left == 0;
+        if stop {
+            break end.status;
+        }
+        restarts_left -= 1;
+        tracing::warn!(
+            "restarting the upstream in {} ms ({restarts_left} restarts left)",
+            backoff.as_millis()
+        );
+        tokio::time::sleep(backoff).await;
+        backoff = backoff.saturating_mul(2);
+        match restart(command, &settings, &io).await {
+            Some((new_child, new_reader)) => {
+                child = new_child;
+                reader = new_reader;
+            }
+            None => break end.status,
+        }
+    };
+    tracing::info!("{}", inspector.stats.summary());
+    // What holds the channel to stdout goes, so the stdout thread drains it and ends.
+    writer.abort();
+    reader.abort();
+    drop(io);
+    wait_for_thread(stdout_thread, DRAIN_WAIT).await;
+    Ok(upstream::exit_code(status))
+}
+
+/// How one upstream ended.
+struct End {
+    status: ExitStatus,
+    /// The proxy was told to stop (SIGINT, SIGTERM).
+    stopping: bool,
+    /// Nobody reads our stdout any more.
+    client_gone: bool,
+}
+
+/// Watches one upstream until it exits: passes signals on, and walks the shutdown ladder when
+/// the client leaves or the proxy is told to stop.
+async fn supervise(
+    io: &Io,
+    child: &mut Child,
+    reader: &mut JoinHandle<ReaderEnd>,
+    writer: &mut JoinHandle<()>,
+    signals: &mut Signals,
+    settings: &Settings,
+    client_closed: &mut bool,
+) -> End {
+    let mut ladder = if *client_closed {
+        Ladder::Closing(Instant::now() + settings.close_wait)
+    } else {
+        Ladder::Running
+    };
+    let (mut stopping, mut client_gone, mut reader_done) = (false, false, false);
+    loop {
+        tokio::select! {
+            status = child.wait() => {
+                let status = status.unwrap_or_else(|e| {
+                    tracing::error!("cannot wait for the upstream: {e}");
+                    std::os::unix::process::ExitStatusExt::from_raw(70 << 8)
+                });
+                return End { status, stopping, client_gone };
+            }
+            (sig, name) = signals.next_stop() => {
+                tracing::info!("{name}: passing it to the upstream");
+                upstream::signal(child, sig);
+                stopping = true;
+                ladder = ladder.at_least(Ladder::Terminating(Instant::now() + settings.term_wait));
+            }
+            _ = &mut *writer, if !*client_closed => {
+                *client_closed = true;
+                tracing::debug!("the client closed its side; closed the upstream's stdin");
+                ladder = ladder.at_least(Ladder::Closing(Instant::now() + settings.close_wait));
+            }
+            end = &mut *reader, if !reader_done => {
+                reader_done = true;
+                if matches!(end, Ok(ReaderEnd::ClientGone)) {
+                    tracing::info!("the client stopped reading; shutting the upstream down");
+                    client_gone = true;
+                    stopping = true;
+                } else {
+                    tracing::debug!("the upstream closed its stdout");
+                }
+                ladder = ladder.at_least(Ladder::Closing(Instant::now() + settings.close_wait));
+                // Nothing more can be relayed: close the upstream's stdin too.
+                let _ = io.to_upstream.send(Inbound::Detach).await;
+            }
+            _ = sleep_until(ladder.deadline()), if ladder.deadline_set() => {
+                ladder = match ladder {
+                    Ladder::Closing(_) => {
+                        tracing::info!("upstream still running after its stdin closed: SIGTERM");
+                        upstream::signal(child, libc::SIGTERM);
+                        Ladder::Terminating(Instant::now() + settings.term_wait)
+                    }
+                    _ => {
+                        tracing::warn!("upstream still running after SIGTERM: SIGKILL");
+                        let _ = child.start_kill();
+                        Ladder::Killed
+                    }
+                };
+            }
+        }
+    }
+}
+
+/// Starts the upstream again and restores the session: the client's own `initialize` and
+/// `notifications/initialized` are replayed and their answer swallowed, then the lines held
+/// meanwhile flow to the new upstream.
+async fn restart(
+    command: &[String],
+    settings: &Settings,
+    io: &Arc<Io>,
+) -> Option<(Child, JoinHandle<ReaderEnd>)> {
+    let mut child = match upstream::spawn(command, &settings.env) {
+        Ok(child) => child,
+        Err(e) => {
+            tracing::error!("cannot restart the upstream: {e}");
+            return None;
+        }
+    };
+    let mut stdin = child.stdin.take().expect("stdin is piped");
+    let reader = spawn_reader(&mut child, io);
+    if let Some((line, answered)) = io.inspector.replay_initialize() {
+        let replayed = async {
+            stdin.write_all(&line).await?;
+            if timeout(REPLAY_WAIT, answered).await.is_err() {
+                tracing::warn!("the restarted upstream did not answer initialize in time");
+            }
+            stdin
+                .write_all(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n")
+                .await
+        };
+        if let Err(e) = replayed.await {
+            tracing::error!("cannot restore the session on the restarted upstream: {e}");
+        }
+    }
+    tracing::warn!(pid = child.id(), "upstream restarted; the session goes on");
+    let _ = io.to_upstream.send(Inbound::Attach(stdin)).await;
+    Some((child, reader))
+}
+
+/// The shutdown ladder: close stdin and wait, SIGTERM and wait, SIGKILL.
+#[derive(Debug, Clone, Copy)]
+enum Ladder {
+    Running,
+    Closing(Instant),
+    Terminating(Instant),
+    Killed,
+}
+
+impl Ladder {
+    fn rank(self) -> u8 {
+        match self {
+            Ladder::Running => 0,
+            Ladder::Closing(_) => 1,
+            Ladder::Terminating(_) => 2,
+            Ladder::Killed => 3,
+        }
+    }
+
+    /// Moves forward, never back: a second signal does not restart a wait.
+    fn at_least(self, other: Ladder) -> Ladder {
+        if other.rank() > self.rank() {
+            other
+        } else {
+            self
+        }
+    }
+
+    fn deadline_set(self) -> bool {
+        matches!(self, Ladder::Closing(_) | Ladder::Terminating(_))
+    }
+
+    fn deadline(self) -> Instant {
+        match self {
+            Ladder::Closing(at) | Ladder::Terminating(at) => at,
+            _ => Instant::now() + Duration::from_secs(86_400),
+        }
+    }
+}
+
+/// The signals the proxy acts on. SIGUSR1 logs the statistics and is handled here.
+struct Signals {
+    int: tokio::signal::unix::Signal,
+    term: tokio::signal::unix::Signal,
+    usr1: tokio::signal::unix::Signal,
+    inspector: Arc<Inspector>,
+}
+
+impl Signals {
+    fn new(inspector: Arc<Inspector>) -> Signals {
+        let install = |kind| signal(kind).expect("signal handlers install");
+        Signals {
+            int: install(SignalKind::interrupt()),
+            term: install(SignalKind::terminate()),
+            usr1: install(SignalKind::user_defined1()),
+            inspector,
+        }
+    }
+
+    /// The next SIGINT or SIGTERM, which is passed to the upstream and stops the proxy.
+    async fn next_stop(&mut self) -> (libc::c_int, &'static str) {
+        loop {
+            tokio::select! {
+                _ = self.int.recv() => return (libc::SIGINT, "SIGINT"),
+                _ = self.term.recv() => return (libc::SIGTERM, "SIGTERM"),
+                _ = self.usr1.recv() => tracing::info!("{}", self.inspector.stats.summary()),
+            }
+        }
+    }
+}
+
+async fn wait_for_thread(thread: std::thread::JoinHandle<()>, limit: Duration) {
+    let deadline = Instant::now() + limit;
+    while !thread.is_finished() && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
+/// Reads the client's lines on a plain thread (a blocking stdin read cannot be cancelled).
+fn read_stdin(inbound: mpsc::Sender<Inbound>) {
+    let mut stdin = BufReader::with_capacity(64 * 1024, std::io::stdin().lock());
+    loop {
+        let mut line = Vec::new();
+        match stdin.read_until(b'\n', &mut line) {
+            Ok(0) => break,
+            Ok(_) => {
+                if inbound.blocking_send(Inbound::Client(line)).is_err() {
+                    return;
+                }
+            }
+            Err(e) => {
+                tracing::warn!("reading stdin failed: {e}");
+                break;
+            }
+        }
+    }
+    let _ = inbound.blocking_send(Inbound::ClientEof);
+}
+
+/// Writes lines to stdout on a plain thread, flushing whenever no more lines are waiting.
+/// Ends when every sender is gone, or when the client stops reading (broken pipe).
+fn write_stdout(mut lines: mpsc::Receiver<Vec<u8>>) {
+    let mut stdout = BufWriter::with_capacity(64 * 1024, std::io::stdout().lock());
+    let mut write = |line: &[u8], flush: bool| -> std::io::Result<()> {
+        stdout.write_all(line)?;
+        if flush {
+            stdout.flush()?;
+        }
+        Ok(())
+    };
+    while let Some(line) = lines.blocking_recv() {
+        if let Err(e) = write(&line, lines.is_empty()) {
+            tracing::debug!("stdout closed: {e}");
+            return;
+        }
+    }
+}
+
+/// Everything that goes to the upstream's stdin: the client's lines (after the inspector has
+/// seen them) and the proxy's own. Ends at the client's EOF, closing the upstream's stdin.
+async fn upstream_writer(mut inbound: mpsc::Receiver<Inbound>, io: Arc<Io>, stdin: ChildStdin) {
+    let mut stdin = Some(stdin);
+    // Lines that arrive while no upstream is attached (it is restarting).
+    let mut held: VecDeque<Vec<u8>> = VecDeque::new();
+    while let Some(message) = inbound.recv().await {
+        let lines = match message {
+            Inbound::Client(line) => {
+                let Effects {
+                    to_client,
+                    to_upstream,
+                    timers,
+                } = io.inspector.client_line(line);
+                // Answers the proxy gives at once (an open circuit breaker), and timers.
+                let now = Effects {
+                    to_client,
+                    to_upstream: Vec::new(),
+                    timers,
+                };
+                io.apply(now).await;
+                to_upstream
+            }
+            Inbound::Proxy(line) => vec![line],
+            Inbound::ClientEof => break,
+            Inbound::Attach(new) => {
+                stdin = Some(new);
+                held.drain(..).collect()
+            }
+            Inbound::Detach => {
+                stdin = None;
+                Vec::new()
+            }
+        };
+        for line in lines {
+            match stdin.as_mut() {
+                Some(pipe) => {
+                    if let Err(e) = pipe.write_all(&line).await {
+                        tracing::warn!("cannot write to the upstream: {e}");
+                        stdin = None;
+                    }
+                }
+                None => held.push_back(line),
+            }
+        }
+    }
+    if let Some(mut pipe) = stdin {
+        // Closing stdin is the upstream's cue to exit.
+        let _ = pipe.shutdown().await;
+    }
+}
+
+#[derive(Debug)]
+enum ReaderEnd {
+    /// The upstream closed its stdout (it exited, usually).
+    Eof,
+    /// The client is gone: nothing can be delivered any more.
+    ClientGone,
+}
+
+fn spawn_reader(child: &mut Child, io: &Arc<Io>) -> JoinHandle<ReaderEnd> {
+    let stdout = child.stdout.take().expect("stdout is piped");
+    tokio::spawn(upstream_reader(stdout, io.clone()))
+}
+
+/// Upstream to client: every line through the inspector, which forwards it as it came unless
+/// it is a failed tool call (rewritten, or retried) or non-JSON noise.
+async fn upstream_reader(stdout: ChildStdout, io: Arc<Io>) -> ReaderEnd {
+    let mut reader = tokio::io::BufReader::with_capacity(64 * 1024, stdout);
+    loop {
+        let mut line = Vec::new();
+        match reader.read_until(b'\n', &mut line).await {
+            Ok(0) => return ReaderEnd::Eof,
+            Ok(_) => {}
+            Err(e) => {
+                tracing::warn!("reading the upstream's stdout failed: {e}");
+                return ReaderEnd::Eof;
+            }
+        }
+        // A last line without its newline would run into whatever is written next.
+        if line.last() != Some(&b'\n') {
+            line.push(b'\n');
+        }
+        let effects = io.inspector.upstream_line(line);
+        if !io.apply(effects).await {
+            return ReaderEnd::ClientGone;
+        }
+    }
+}
