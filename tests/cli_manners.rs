@@ -50,7 +50,7 @@ fn completions_for_every_shell_name_the_subcommands() {
         for sub in ["install", "uninstall", "completions", "man"] {
             assert!(stdout.contains(sub), "{shell} completions lack {sub}");
         }
-        assert!(stdout.contains("--dry-run"), "{shell}");
+        assert!(stdout.contains("dry-run"), "{shell}");
     }
     let (code, _, stderr) = run(&["completions", "tcsh"]);
     assert_eq!(code, Some(64), "{stderr}");
@@ -60,11 +60,8 @@ fn completions_for_every_shell_name_the_subcommands() {
 fn the_man_page_is_roff_and_names_the_subcommands() {
     let (code, stdout, _) = run(&["man"]);
     assert_eq!(code, Some(0));
-    assert!(
-        stdout.starts_with(".ie \\n(.g .ds Aq") || stdout.contains(".TH"),
-        "{stdout}"
-    );
-    assert!(stdout.contains(".TH mcp\\-errnorm 1"), "{stdout}");
+    assert!(stdout.contains("\n.TH mcp-errnorm 1 "), "{stdout}");
+    assert!(stdout.contains("\n.SH SYNOPSIS\n"), "{stdout}");
     for sub in SUBCOMMANDS {
         assert!(stdout.contains(sub), "{sub} missing from the man page");
     }

@@ -194,6 +194,26 @@ pub fn apply(src: &str, action: &Action, select: &[String]) -> Result<Outcome, E
     })
 }
 
+/// The one edit turning `old` into `new`: what lies between their common start and end.
+pub fn whole_edit(old: &str, new: &str) -> Edit {
+    let prefix = old
+        .char_indices()
+        .zip(new.chars())
+        .find(|((_, a), b)| a != b)
+        .map_or(old.len().min(new.len()), |((i, _), _)| i);
+    let suffix = old[prefix..]
+        .chars()
+        .rev()
+        .zip(new[prefix..].chars().rev())
+        .take_while(|(a, b)| a == b)
+        .map(|(a, _)| a.len_utf8())
+        .sum::<usize>();
+    Edit {
+        range: prefix..old.len() - suffix,
+        text: new[prefix..new.len() - suffix].to_owned(),
+    }
+}
+
 /// Whether uninstalling `current` gives back `backup` (the file before `install`) except for
 /// what unwrapping cannot know (an `"args"` the original did not have): true when `backup`
 /// wraps nothing and unwrapping `current` equals wrapping and unwrapping `backup`. Then the
@@ -374,7 +394,9 @@ fn edit_server(
                 .rfind(|c: char| !c.is_whitespace())
                 .map_or(0, |i| i + 1);
             let lead = &before_key[lead_start..];
+            // The line break and indentation before "command" (CRLF kept as CRLF).
             let gap = match lead.rfind('\n') {
+                Some(i) if lead[..i].ends_with('\r') => format!(",{}", &lead[i - 1..]),
                 Some(i) => format!(",{}", &lead[i..]),
                 None => ", ".to_owned(),
             };
@@ -582,6 +604,28 @@ mod tests {
         assert!(!restores_backup(&edited, original));
         // A backup that is itself wrapped is never restored.
         assert!(!restores_backup(&installed, &installed));
+    }
+
+    #[test]
+    fn crlf_files_get_crlf() {
+        let src = "{\r\n  \"mcpServers\": {\r\n    \"x\": {\r\n      \"command\": \"s\"\r\n    }\r\n  }\r\n}\r\n";
+        let out = apply(src, &install(), &[]).unwrap();
+        assert!(
+            out.text
+                .contains("\"/opt/bin/mcp-errnorm\",\r\n      \"args\": [\"--\", \"s\"]\r\n"),
+            "{:?}",
+            out.text
+        );
+    }
+
+    #[test]
+    fn whole_edit_is_minimal() {
+        let e = whole_edit("abcXYdef", "abcZdef");
+        assert_eq!((e.range, e.text.as_str()), (3..5, "Z"));
+        let e = whole_edit("aaa", "aaaa");
+        assert_eq!((e.range, e.text.as_str()), (3..3, "a"));
+        let e = whole_edit("é1é", "é2é");
+        assert_eq!((e.range, e.text.as_str()), (2..3, "2"));
     }
 
     #[test]

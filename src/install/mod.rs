@@ -291,12 +291,18 @@ fn run(
             }
         };
         match edit::apply(&original, action, select) {
-            Ok(outcome) => {
-                let restore_backup = *action == Action::Uninstall
-                    && select.is_empty()
-                    && outcome.changed()
-                    && fs::read_to_string(backup_path(path))
-                        .is_ok_and(|backup| edit::restores_backup(&original, &backup));
+            Ok(mut outcome) => {
+                // A full uninstall of a file nobody else changed since install: the backup's
+                // bytes exactly.
+                let backup = (*action == Action::Uninstall && select.is_empty())
+                    .then(|| fs::read_to_string(backup_path(path)).ok())
+                    .flatten()
+                    .filter(|backup| outcome.changed() && edit::restores_backup(&original, backup));
+                let restore_backup = backup.is_some();
+                if let Some(backup) = backup {
+                    outcome.edits = vec![edit::whole_edit(&original, &backup)];
+                    outcome.text = backup;
+                }
                 planned.push(Planned {
                     path: path.clone(),
                     original,
@@ -362,12 +368,12 @@ fn run(
             continue;
         }
         let backup = backup_path(&p.path);
-        let new_bytes = if p.restore_backup {
-            fs::read(&backup).map_err(|e| io_failure(&backup, "cannot read", &e))?
-        } else {
-            p.outcome.text.clone().into_bytes()
-        };
-        write_file(&p.path, &backup, p.original.as_bytes(), &new_bytes)?;
+        write_file(
+            &p.path,
+            &backup,
+            p.original.as_bytes(),
+            p.outcome.text.as_bytes(),
+        )?;
         eprintln!(
             "  written; the previous version is in {}{}",
             backup.display(),
