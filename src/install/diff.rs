@@ -28,14 +28,15 @@ pub fn unified(label: &str, old: &str, edits: &[Edit]) -> String {
     let line_of = |pos: usize| starts.partition_point(|&s| s <= pos).saturating_sub(1);
     let line_start = |line: usize| starts.get(line).copied().unwrap_or(old.len());
 
-    // Regions of whole lines touched by edits, with their new text.
+    // Regions of whole lines touched by edits (edits on adjacent lines share one, so that a
+    // hunk reads as all its old lines, then all its new ones), with their new text.
     let mut regions: Vec<(Range<usize>, String)> = Vec::new();
     let mut i = 0;
     while i < edits.len() {
         let lo = line_of(edits[i].range.start);
         let mut hi = line_of(edits[i].range.end.max(edits[i].range.start + 1) - 1) + 1;
         let mut j = i + 1;
-        while j < edits.len() && line_of(edits[j].range.start) < hi {
+        while j < edits.len() && line_of(edits[j].range.start) <= hi {
             hi = hi.max(line_of(edits[j].range.end.max(edits[j].range.start + 1) - 1) + 1);
             j += 1;
         }
@@ -192,6 +193,62 @@ mod tests {
             ],
         );
         assert_eq!(d.matches("@@ -").count(), 1, "{d}");
+    }
+
+    /// Applies a unified diff made by `unified` (test helper: trusts the hunk headers).
+    fn patch(old: &str, diff: &str) -> String {
+        let old_lines: Vec<&str> = old.split_inclusive('\n').collect();
+        let mut out = String::new();
+        let mut at = 0;
+        let mut lines = diff.lines().skip(2).peekable();
+        while let Some(header) = lines.next() {
+            let start: usize = header[4..].split(',').next().unwrap().parse().unwrap();
+            let start = start.max(1) - 1;
+            out.extend(old_lines[at..start].iter().copied());
+            at = start;
+            while let Some(l) = lines.next_if(|l| !l.starts_with("@@")) {
+                match &l[..1] {
+                    " " => {
+                        out.push_str(old_lines[at]);
+                        at += 1;
+                    }
+                    "-" => at += 1,
+                    "+" => {
+                        out.push_str(&l[1..]);
+                        out.push('\n');
+                    }
+                    _ => {}
+                }
+            }
+        }
+        out.extend(old_lines[at..].iter().copied());
+        out
+    }
+
+    #[test]
+    fn the_diff_of_each_client_fixture_patches_to_the_result() {
+        use super::super::edit::{apply, Action, Wrapper};
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/clients");
+        let action = Action::Install(Wrapper {
+            program: "/usr/local/bin/mcp-errnorm".into(),
+            options: vec!["--config".into(), "/etc/mcp-errnorm.toml".into()],
+        });
+        let mut checked = 0;
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let text = std::fs::read_to_string(entry.unwrap().path()).unwrap();
+            let Ok(out) = apply(&text, &action, &[]) else {
+                continue;
+            };
+            let d = unified("f", &text, &out.edits);
+            assert_eq!(patch(&text, &d), out.text, "{d}");
+            let back = apply(&out.text, &Action::Uninstall, &[]).unwrap();
+            assert_eq!(
+                patch(&out.text, &unified("f", &out.text, &back.edits)),
+                back.text
+            );
+            checked += 1;
+        }
+        assert!(checked >= 6);
     }
 
     #[test]
