@@ -238,11 +238,18 @@ fn run_proxy(args: &RunArgs) -> i32 {
     let settings = match Settings::load(&args.flags()) {
         Ok(settings) => settings,
         Err(problems) => {
-            let _ = init_logging(args.log_level.as_deref(), LogFormat::Text, None);
+            let format = args.log_format.unwrap_or_default();
+            let file = args.log_file.as_deref();
+            let to_file = init_logging(args.log_level.as_deref(), format, file).is_ok();
             eprintln!("mcp-errnorm: invalid configuration, nothing started:\n{problems}");
+            if to_file && file.is_some() {
+                // For clients that discard stderr.
+                tracing::error!("invalid configuration, nothing started:\n{problems}");
+            }
             return exit::USAGE;
         }
     };
+    let log_to_file = settings.log_file.is_some();
     if let Err(e) = init_logging(
         settings.log_level.as_deref(),
         settings.log_format,
@@ -281,6 +288,9 @@ fn run_proxy(args: &RunArgs) -> i32 {
         Ok(code) => code,
         Err(e) => {
             eprintln!("mcp-errnorm: {e}");
+            if log_to_file {
+                tracing::error!("{e}");
+            }
             exit::CANNOT_START
         }
     }

@@ -127,4 +127,29 @@ fn log_settings_come_from_the_config_file_too() {
     assert_eq!(code, Some(64));
     assert!(stderr.contains("cannot open the log file"), "{stderr}");
     assert!(!marker.exists());
+
+    // Why nothing started reaches the log file too, for clients that discard stderr.
+    let log = dir.path().join("errors.log");
+    let (code, _, _) = run(&[
+        "--log-file",
+        log.to_str().unwrap(),
+        "--",
+        "/nonexistent/mcp-server",
+    ]);
+    assert_eq!(code, Some(69));
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(text.contains("/nonexistent/mcp-server"), "{text}");
+    let bad = dir.path().join("bad.toml");
+    std::fs::write(&bad, "profil = 1\n").unwrap();
+    let (code, _, _) = run(&[
+        "--config",
+        bad.to_str().unwrap(),
+        "--log-file",
+        log.to_str().unwrap(),
+        "--",
+        "true",
+    ]);
+    assert_eq!(code, Some(64));
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(text.contains("unknown field `profil`"), "{text}");
 }
