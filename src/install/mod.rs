@@ -146,8 +146,10 @@ fn report_failure(f: Failure) -> i32 {
 /// How this binary is wrapped around servers: its absolute path, and `--config` made absolute
 /// (after checking the config loads, so no server is set up to fail).
 fn wrapper(config: Option<&Path>) -> Result<Wrapper, Failure> {
+    // Not canonicalized: a package manager's stable symlink (e.g. /opt/homebrew/bin) must not
+    // become the versioned path it points to, which an upgrade removes.
     let exe = std::env::current_exe()
-        .and_then(|p| p.canonicalize())
+        .and_then(std::path::absolute)
         .map_err(|e| Failure {
             code: exit::INTERNAL,
             message: format!("cannot tell where this binary is: {e}"),
