@@ -15,6 +15,9 @@ use crate::rewrite::Rewriter;
 
 /// How often the files are looked at: a change applies within this (well under a second).
 const POLL: Duration = Duration::from_millis(250);
+/// A changed file is read only once it has stayed the same this long: an editor that
+/// truncates and then writes must not be caught halfway.
+const SETTLE: Duration = Duration::from_millis(100);
 
 /// The rewriter in force, swapped whole on reload; calls in flight keep the one they loaded.
 pub type SharedRewriter = Arc<ArcSwap<Rewriter>>;
@@ -44,9 +47,17 @@ pub async fn watch(flags: Flags, mut files: Vec<PathBuf>, shared: SharedRewriter
     loop {
         let reason = tokio::select! {
             _ = tick.tick() => {
-                let now = fingerprint(&files);
+                let mut now = fingerprint(&files);
                 if now == seen {
                     continue;
+                }
+                loop {
+                    tokio::time::sleep(SETTLE).await;
+                    let settled = fingerprint(&files);
+                    if settled == now {
+                        break;
+                    }
+                    now = settled;
                 }
                 seen = now;
                 "a file changed"

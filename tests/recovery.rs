@@ -1,0 +1,369 @@
+//! Recovery: bounded local retries, timeouts, circuit breakers, surviving a crash, failures
+//! hidden as successes, and the statistics, against the fixture upstream's controllable faults.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::{canonical, Options, Running};
+use serde_json::{json, Value};
+
+/// A proxy with a config of `extra` plus fast retries, initialized and with tools listed (the
+/// annotations decide what may be retried).
+fn proxy(extra: &str) -> (Running, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("config.toml");
+    let text = format!("{extra}\n[retry]\nbase_delay_ms = 1\nmax_delay_ms = 20\n");
+    let text = if extra.contains("[retry]") {
+        extra.to_owned()
+    } else {
+        text
+    };
+    std::fs::write(&config, text).unwrap();
+    let config = config.display().to_string();
+    let mut p = Running::start(Options {
+        proxy_args: &["--config", &config],
+        ..Options::default()
+    });
+    p.initialize();
+    (p, dir)
+}
+
+fn count(p: &mut Running, key: &str) -> u64 {
+    let answer = p.call(json!(format!("count-{key}")), "count", json!({"key": key}));
+    answer["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+fn text(answer: &Value) -> &str {
+    answer["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+}
+
+#[test]
+fn a_transient_failure_is_recovered_by_retry_and_the_client_sees_one_answer() {
+    let (mut p, _dir) = proxy("");
+    let answer = p.call(json!(1), "flaky", json!({"key": "k", "fails": 2}));
+    assert_eq!(answer["id"], 1);
+    assert!(answer["result"].get("isError").is_none(), "{answer}");
+    assert_eq!(text(&answer), "ok after 3 calls");
+    p.assert_quiet(Duration::from_millis(100));
+    assert_eq!(count(&mut p, "k"), 3, "one call and two retries upstream");
+    p.close_stdin();
+    p.wait();
+    let stderr = p.stderr();
+    assert!(stderr.contains("retried=2 recovered=1"), "{stderr}");
+}
+
+#[test]
+fn exhausted_retries_report_attempts_and_the_last_text() {
+    let (mut p, _dir) = proxy("");
+    let answer = p.call(
+        json!("x"),
+        "flaky",
+        json!({"key": "k", "fails": 9, "text": "503 Service Unavailable"}),
+    );
+    let error = canonical(&answer);
+    assert_eq!(
+        error["attempts"], 3,
+        "the first call and 2 retries: {answer}"
+    );
+    assert_eq!(error["errorCategory"], "transient");
+    assert_eq!(error["originalError"]["text"], "503 Service Unavailable");
+    assert_eq!(
+        error["attempted_query"]["arguments"],
+        json!({"key": "k", "fails": 9, "text": "503 Service Unavailable"})
+    );
+    assert_eq!(count(&mut p, "k"), 3);
+}
+
+#[test]
+fn destructive_unannotated_and_permanent_failures_are_not_retried() {
+    let (mut p, _dir) = proxy("");
+    let answer = p.call(
+        json!(1),
+        "flaky_destructive",
+        json!({"key": "d", "fails": 1}),
+    );
+    assert_eq!(canonical(&answer)["attempts"], 1);
+    assert_eq!(
+        count(&mut p, "d"),
+        1,
+        "destructive: never retried by default"
+    );
+
+    let answer = p.call(json!(2), "flaky_plain", json!({"key": "u", "fails": 1}));
+    assert_eq!(canonical(&answer)["isRetryable"], true);
+    assert_eq!(count(&mut p, "u"), 1, "not annotated safe: not retried");
+
+    for (key, text) in [
+        ("v", "ENOENT: no such file or directory"),
+        ("p", "403 Forbidden"),
+        ("b", "insufficient funds"),
+    ] {
+        let answer = p.call(
+            json!(key),
+            "flaky",
+            json!({"key": key, "fails": 1, "text": text}),
+        );
+        assert_eq!(canonical(&answer)["isRetryable"], false, "{text}");
+        assert_eq!(count(&mut p, key), 1, "{text}: never retried");
+    }
+}
+
+#[test]
+fn the_config_can_allow_retries_of_named_and_destructive_tools() {
+    let (mut p, _dir) = proxy(
+        "[retry]\nbase_delay_ms = 1\nmax_delay_ms = 5\ntools = [\"flaky_plain\"]\ndestructive_tools = [\"flaky_destructive\"]\n",
+    );
+    assert_eq!(
+        text(&p.call(json!(1), "flaky_plain", json!({"key": "u", "fails": 1}))),
+        "ok after 2 calls"
+    );
+    assert_eq!(
+        text(&p.call(
+            json!(2),
+            "flaky_destructive",
+            json!({"key": "d", "fails": 1})
+        )),
+        "ok after 2 calls"
+    );
+}
+
+#[test]
+fn a_retry_after_longer_than_the_cap_goes_to_the_agent() {
+    let (mut p, _dir) = proxy("");
+    let answer = p.call(
+        json!(1),
+        "flaky",
+        json!({"key": "r", "fails": 1, "text": "429 Too Many Requests; Retry-After: 120"}),
+    );
+    let error = canonical(&answer);
+    assert_eq!(error["retryAfterSeconds"], 120);
+    assert_eq!(error["attempts"], 1);
+    assert_eq!(count(&mut p, "r"), 1);
+}
+
+#[test]
+fn progress_keeps_flowing_through_retries() {
+    let (mut p, _dir) = proxy("");
+    p.send(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"flaky","arguments":{"key":"g","fails":1},"_meta":{"progressToken":"tok"}}}"#);
+    let first = p.recv();
+    let second = p.recv();
+    let answer = p.recv();
+    for progress in [&first, &second] {
+        assert_eq!(progress["method"], "notifications/progress");
+        assert_eq!(progress["params"]["progressToken"], "tok");
+    }
+    assert_eq!(answer["id"], 1);
+    assert_eq!(text(&answer), "ok after 2 calls");
+}
+
+#[test]
+fn a_cancelled_call_is_not_retried_and_the_retry_is_cancelled_upstream() {
+    let (mut p, _dir) = proxy("[retry]\nbase_delay_ms = 400\nmax_delay_ms = 400\n");
+    // Make the first backoff long enough to cancel in, whatever the jitter: Retry-After: 1.
+    p.send(r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"flaky","arguments":{"key":"c","fails":99,"text":"503 Service Unavailable, Retry-After: 1"}}}"#);
+    std::thread::sleep(Duration::from_millis(300));
+    p.send(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7,"reason":"user"}}"#);
+    std::thread::sleep(Duration::from_millis(1500));
+    assert_eq!(count(&mut p, "c"), 1, "no retry after the cancellation");
+    p.assert_quiet(Duration::from_millis(100));
+    let recorded = String::from_utf8(p.recorded()).unwrap();
+    assert!(
+        recorded.contains(r#""requestId":7,"reason":"user""#),
+        "the client's cancellation is passed on"
+    );
+}
+
+#[test]
+fn a_slow_call_times_out_is_cancelled_upstream_and_its_late_answer_dropped() {
+    let (mut p, _dir) = proxy("[timeouts]\ndefault_seconds = 0.3\n");
+    let started = Instant::now();
+    let answer = p.call(json!("slow"), "sleep", json!({"seconds": 1.0}));
+    assert!(
+        started.elapsed() < Duration::from_millis(950),
+        "answered before the upstream"
+    );
+    let error = canonical(&answer);
+    assert_eq!(error["errorCode"], "TIMEOUT");
+    assert_eq!(error["isRetryable"], true);
+    assert_eq!(error["ruleId"], "builtin:timeout");
+    // The upstream's own answer, 'slept', arrives later and must not reach the client.
+    p.assert_quiet(Duration::from_millis(1200));
+    let recorded = String::from_utf8(p.recorded()).unwrap();
+    assert!(
+        recorded.contains(
+            r#""method":"notifications/cancelled","params":{"requestId":"slow","reason":"timeout"}"#
+        ),
+        "{recorded}"
+    );
+    // The id may be used again.
+    assert_eq!(text(&p.call(json!("slow"), "echo", json!({}))), "{}");
+}
+
+#[test]
+fn a_breaker_opens_after_repeated_transient_failures_and_closes_after_a_good_trial() {
+    let (mut p, _dir) = proxy("[breaker]\nfailures = 2\ncooldown_seconds = 0.5\n");
+    let call = |p: &mut Running, id: u64| {
+        p.call(json!(id), "flaky_plain", json!({"key": "b", "fails": 3}))
+    };
+    assert_eq!(canonical(&call(&mut p, 1))["ruleId"], "fetch-failed");
+    assert_eq!(canonical(&call(&mut p, 2))["ruleId"], "fetch-failed");
+    let refused = call(&mut p, 3);
+    assert_eq!(canonical(&refused)["ruleId"], "builtin:circuit-open");
+    assert_eq!(canonical(&refused)["retryAfterSeconds"], 1);
+    assert_eq!(
+        count(&mut p, "b"),
+        2,
+        "refused calls never reach the upstream"
+    );
+    std::thread::sleep(Duration::from_millis(600));
+    assert_eq!(
+        canonical(&call(&mut p, 4))["ruleId"],
+        "fetch-failed",
+        "the trial fails"
+    );
+    assert_eq!(
+        canonical(&call(&mut p, 5))["ruleId"],
+        "builtin:circuit-open"
+    );
+    std::thread::sleep(Duration::from_millis(600));
+    assert_eq!(
+        text(&call(&mut p, 6)),
+        "ok after 4 calls",
+        "a good trial closes it"
+    );
+    assert_eq!(text(&call(&mut p, 7)), "ok after 5 calls");
+}
+
+#[test]
+fn a_crash_is_survived_with_the_session_restored() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("crashed").display().to_string();
+    let (mut p, _cfg) = proxy("[restart]\nattempts = 2\nbackoff_ms = 50\n");
+    p.send(r#"{"jsonrpc":"2.0","id":"held","method":"tools/call","params":{"name":"hold","arguments":{"text":"x"}}}"#);
+    let crashed = p.call(json!(1), "crash_once", json!({"marker": marker}));
+    let held = p.recv();
+    let mut ids = [crashed["id"].clone(), held["id"].clone()];
+    ids.sort_by_key(|v| v.to_string());
+    assert_eq!(ids, [json!("held"), json!(1)]);
+    for answer in [&crashed, &held] {
+        let error = canonical(answer);
+        assert_eq!(error["errorCategory"], "transient");
+        assert_eq!(error["isRetryable"], true);
+        assert!(error["message"]
+            .as_str()
+            .unwrap()
+            .contains("exited with status 3"));
+    }
+    // The session goes on, on a new upstream, without the client knowing.
+    assert_eq!(
+        text(&p.call(json!(2), "crash_once", json!({"marker": marker}))),
+        "survived"
+    );
+    assert_eq!(
+        text(&p.call(json!(3), "echo", json!({"a": 1}))),
+        r#"{"a":1}"#
+    );
+    let recorded = String::from_utf8(p.recorded()).unwrap();
+    let replay = recorded
+        .lines()
+        .position(|l| l.contains("mcp-errnorm/replay/"))
+        .expect("initialize replayed");
+    let lines: Vec<&str> = recorded.lines().collect();
+    assert!(lines[replay].contains(r#""method":"initialize""#));
+    assert!(
+        lines[replay].contains(r#""protocolVersion":"2025-11-25""#),
+        "the client's own params"
+    );
+    assert_eq!(
+        lines[replay + 1],
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#
+    );
+    p.close_stdin();
+    assert!(p.wait().success());
+}
+
+#[test]
+fn without_a_restart_policy_a_crash_ends_the_proxy() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("crashed").display().to_string();
+    let (mut p, _cfg) = proxy("");
+    p.call(json!(1), "crash_once", json!({"marker": marker, "code": 4}));
+    assert_eq!(p.wait().code(), Some(4));
+}
+
+#[test]
+fn a_failure_hidden_as_a_success_is_turned_into_a_structured_error_by_a_success_rule() {
+    let dir = tempfile::tempdir().unwrap();
+    let rules = dir.path().join("r.toml");
+    std::fs::write(
+        &rules,
+        "[[rule]]\nid = \"emit-db-error\"\nsource = \"success\"\ntools = [\"emit\"]\n\
+         match = '^Database error: '\ncategory = \"transient\"\n",
+    )
+    .unwrap();
+    let mut p = Running::proxy(&["--rules", rules.to_str().unwrap()]);
+    let emit = |p: &mut Running, id: u64, text: &str| {
+        let line = format!(
+            r#"{{"jsonrpc":"2.0","id":{{ID}},"result":{{"content":[{{"type":"text","text":"{text}"}}]}}}}"#
+        );
+        p.call(json!(id), "emit", json!({"lines": [line]}))
+    };
+    let hidden = emit(&mut p, 1, "Database error: database is locked");
+    assert_eq!(hidden["result"]["isError"], true);
+    assert_eq!(canonical(&hidden)["ruleId"], "emit-db-error");
+    assert_eq!(canonical(&hidden)["originalError"]["source"], "success");
+    let genuine = emit(&mut p, 2, "3 rows");
+    assert!(genuine["result"].get("isError").is_none());
+    let empty = emit(&mut p, 3, "");
+    assert!(empty["result"].get("isError").is_none());
+}
+
+#[test]
+fn not_found_can_reach_the_agent_as_a_valid_empty_result() {
+    let (mut p, _dir) = proxy("not_found_is_empty = [\"fail\"]\n");
+    let answer = p.call(
+        json!(1),
+        "fail",
+        json!({"text": "ENOENT: no such file or directory"}),
+    );
+    assert!(answer["result"].get("isError").is_none(), "{answer}");
+    assert_eq!(
+        answer["result"]["_meta"]["mcp-errnorm/empty"]["reason"],
+        "NOT_FOUND"
+    );
+    let denied = p.call(json!(2), "fail", json!({"text": "permission denied"}));
+    assert_eq!(
+        denied["result"]["isError"], true,
+        "an access failure is never an empty result"
+    );
+}
+
+#[test]
+fn sigusr1_logs_the_statistics() {
+    let (mut p, _dir) = proxy("");
+    p.call(
+        json!(1),
+        "fail",
+        json!({"text": "ENOENT: no such file or directory"}),
+    );
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(p.child.id() as i32, libc::SIGUSR1) };
+    std::thread::sleep(Duration::from_millis(300));
+    p.close_stdin();
+    p.wait();
+    let stderr = p.stderr();
+    let lines: Vec<&str> = stderr.lines().filter(|l| l.contains("calls=")).collect();
+    assert_eq!(lines.len(), 2, "one on SIGUSR1, one on exit: {stderr}");
+    assert!(
+        lines[0].contains("calls=1 failures: transient=0 validation=1"),
+        "{}",
+        lines[0]
+    );
+}
