@@ -517,17 +517,26 @@ mod tests {
             &[],
         )
         .unwrap();
-        let r = Rewriter { rules: Arc::new(rules), ..rewriter(Profile::Mcp) };
+        let r = Rewriter {
+            rules: Arc::new(rules),
+            ..rewriter(Profile::Mcp)
+        };
         let mut a = answered(None, false);
         let success = r#"{"content":[{"type":"text","text":"Database error: disk I/O error"}]}"#;
-        assert!(rewrite_result(&r, &a, success).is_none(), "the rule is for another tool");
+        assert!(
+            rewrite_result(&r, &a, success).is_none(),
+            "the rule is for another tool"
+        );
         a.call.name = "query".into();
         let out = rewrite_result(&r, &a, success).unwrap();
         assert_eq!(out["isError"], true);
         assert_eq!(out["_meta"][META_KEY]["ruleId"], "db");
         assert_eq!(out["_meta"][META_KEY]["originalError"]["source"], "success");
         let fine = r#"{"content":[{"type":"text","text":"3 rows; Database error: none"}]}"#;
-        assert!(rewrite_result(&r, &a, fine).is_none(), "other rules never look at successes");
+        assert!(
+            rewrite_result(&r, &a, fine).is_none(),
+            "other rules never look at successes"
+        );
     }
 
     #[test]
@@ -538,7 +547,11 @@ mod tests {
         r.not_found_is_empty = builder.build().unwrap();
         let failure = r#"{"content":[{"type":"text","text":"ENOENT: nothing"}],"isError":true}"#;
         let mut a = answered(Some("2026-07-28"), false);
-        assert_eq!(rewrite_result(&r, &a, failure).unwrap()["isError"], true, "read is not configured");
+        assert_eq!(
+            rewrite_result(&r, &a, failure).unwrap()["isError"],
+            true,
+            "read is not configured"
+        );
         a.call.name = "search_docs".into();
         let out = rewrite_result(&r, &a, failure).unwrap();
         assert!(out.get("isError").is_none(), "{out}");
@@ -546,7 +559,11 @@ mod tests {
         assert_eq!(out["resultType"], "complete");
         assert_eq!(out["_meta"][EMPTY_META_KEY]["reason"], "NOT_FOUND");
         a.tool = None;
-        assert_eq!(rewrite_result(&r, &a, failure).unwrap()["isError"], true, "unknown schema: stays an error");
+        assert_eq!(
+            rewrite_result(&r, &a, failure).unwrap()["isError"],
+            true,
+            "unknown schema: stays an error"
+        );
     }
 
     #[test]

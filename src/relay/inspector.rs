@@ -237,13 +237,9 @@ impl Inspector {
                 "transient failure: retrying"
             );
             let (key, request) = self.session().retry(call);
-            effects.timers.push((
-                delay,
-                Timer::Retry {
-                    key,
-                    line: request,
-                },
-            ));
+            effects
+                .timers
+                .push((delay, Timer::Retry { key, line: request }));
             return;
         }
         self.record_outcome(&tool, error.category == Category::Transient);
@@ -353,7 +349,10 @@ impl Inspector {
 
     fn is_replay_answer(&self, id: &RawValue) -> bool {
         let mut replay = self.replay.lock().expect("replay lock");
-        if replay.as_ref().is_some_and(|(key, _)| IdKey::new(id).as_ref() == Some(key)) {
+        if replay
+            .as_ref()
+            .is_some_and(|(key, _)| IdKey::new(id).as_ref() == Some(key))
+        {
             if let Some((_, tx)) = replay.take() {
                 let _ = tx.send(());
             }
