@@ -52,9 +52,13 @@ fn failure_cases() -> Vec<(String, Case)> {
     for path in files {
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
         let text = std::fs::read_to_string(&path).unwrap();
-        for (n, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
-            let case: Case = serde_json::from_str(line)
-                .unwrap_or_else(|e| panic!("{name}:{}: {e}", n + 1));
+        for (n, line) in text
+            .lines()
+            .enumerate()
+            .filter(|(_, l)| !l.trim().is_empty())
+        {
+            let case: Case =
+                serde_json::from_str(line).unwrap_or_else(|e| panic!("{name}:{}: {e}", n + 1));
             cases.push((format!("{name}:{}", n + 1), case));
         }
     }
@@ -154,15 +158,34 @@ fn the_default_rules_classify_the_real_failure_corpus() {
     }
 
     let successes = success_cases();
-    println!("corpus: {total} failure cases from {} origins, {} successes kept for success-scoped rules", origins.len(), successes.len());
+    println!(
+        "corpus: {total} failure cases from {} origins, {} successes kept for success-scoped rules",
+        origins.len(),
+        successes.len()
+    );
     for (origin, n) in &origins {
         println!("  {n:4}  {origin}");
     }
-    println!("category agreement:  {category_ok}/{total} = {:.1}%", pct(category_ok, total));
-    println!("retryable agreement: {retryable_ok}/{total} = {:.1}%", pct(retryable_ok, total));
-    println!("code agreement:      {code_ok}/{total} = {:.1}%", pct(code_ok, total));
-    println!("unclassified:        {unclassified}/{total} = {:.1}%", pct(unclassified, total));
-    println!("permission/validation/business marked retryable: {}", wrongly_retryable.len());
+    println!(
+        "category agreement:  {category_ok}/{total} = {:.1}%",
+        pct(category_ok, total)
+    );
+    println!(
+        "retryable agreement: {retryable_ok}/{total} = {:.1}%",
+        pct(retryable_ok, total)
+    );
+    println!(
+        "code agreement:      {code_ok}/{total} = {:.1}%",
+        pct(code_ok, total)
+    );
+    println!(
+        "unclassified:        {unclassified}/{total} = {:.1}%",
+        pct(unclassified, total)
+    );
+    println!(
+        "permission/validation/business marked retryable: {}",
+        wrongly_retryable.len()
+    );
     println!("rules that decided at least one case: {}", rules_used.len());
     println!("disagreements ({}):", disagreements.len());
     for d in &disagreements {
@@ -170,7 +193,11 @@ fn the_default_rules_classify_the_real_failure_corpus() {
     }
 
     assert!(total >= 300, "{total} cases: at least 300 wanted");
-    assert!(origins.len() >= 15, "{} origins: at least 15 wanted", origins.len());
+    assert!(
+        origins.len() >= 15,
+        "{} origins: at least 15 wanted",
+        origins.len()
+    );
     assert!(
         wrongly_retryable.is_empty(),
         "non-transient failures marked retryable:\n{}",

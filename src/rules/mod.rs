@@ -34,6 +34,18 @@ pub const EMBEDDED_DEFAULTS: &[(&str, &str)] = &[
         "rules/servers.toml",
         include_str!("../../rules/servers.toml"),
     ),
+    ("rules/saas.toml", include_str!("../../rules/saas.toml")),
+    ("rules/cloud.toml", include_str!("../../rules/cloud.toml")),
+    ("rules/auth.toml", include_str!("../../rules/auth.toml")),
+    (
+        "rules/databases.toml",
+        include_str!("../../rules/databases.toml"),
+    ),
+    ("rules/git.toml", include_str!("../../rules/git.toml")),
+    (
+        "rules/validation.toml",
+        include_str!("../../rules/validation.toml"),
+    ),
     ("rules/os.toml", include_str!("../../rules/os.toml")),
     (
         "rules/network.toml",
