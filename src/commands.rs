@@ -96,10 +96,10 @@ impl Record {
 fn structured(rules: &RuleSet, failure: Failure) -> StructuredError {
     StructuredError::new(
         classify_failure(rules, failure),
-        AttemptedQuery {
+        Some(AttemptedQuery {
             tool: failure.tool.to_owned(),
             arguments: Value::Null,
-        },
+        }),
         None,
         OriginalError {
             source: failure.source,

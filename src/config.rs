@@ -12,6 +12,7 @@ use crate::diagnostic::{Diagnostic, Diagnostics, SourceFile};
 use globset::{Glob, GlobSet, GlobSetBuilder};
 
 use crate::recovery::{BreakerConfig, Policy, RetryConfig, TimeoutConfig};
+use crate::redact::{RedactConfig, Redactor};
 use crate::render::Profile;
 use crate::rewrite::Rewriter;
 use crate::rules::{default_sources, RuleSet};
@@ -67,6 +68,8 @@ struct ConfigFile {
     restart: RestartConfig,
     #[serde(default)]
     not_found_is_empty: Vec<String>,
+    #[serde(default)]
+    redact: RedactConfig,
 }
 
 /// `[restart]`: bringing a dead upstream back.
@@ -132,6 +135,7 @@ pub struct Settings {
     pub policy: Policy,
     pub restart: RestartConfig,
     pub not_found_is_empty: GlobSet,
+    pub redactor: Redactor,
 }
 
 impl Settings {
@@ -190,7 +194,9 @@ impl Settings {
             })?);
         }
         let not_found_is_empty = empty.build().map_err(|e| config_problem(e.to_string()))?;
+        let redactor = Redactor::new(&config.redact).map_err(config_problem)?;
         Ok(Settings {
+            redactor,
             policy,
             restart: config.restart,
             not_found_is_empty,
@@ -224,6 +230,7 @@ impl Settings {
             profile: self.profile,
             rewrite_rpc_errors: self.rewrite_rpc_errors,
             not_found_is_empty: self.not_found_is_empty.clone(),
+            redactor: self.redactor.clone(),
         }
     }
 }

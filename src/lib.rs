@@ -14,6 +14,7 @@
 //! - [`rewrite`]: is this `tools/call` answer a failure? If so, the `CallToolResult` to send instead.
 //! - [`wire`]: JSON-RPC lines through a borrowed envelope; byte-exact, builds only rewritten lines.
 //! - [`recovery`]: which failed calls are retried and when, time limits, circuit breakers.
+//! - [`redact`]: secrets masked in everything the proxy writes itself.
 //! - [`session`]: requests in flight, the tools the upstream declared, the protocol version.
 //! - [`config`]: the config file and the options of a run.
 //!
@@ -42,6 +43,7 @@ pub mod demo;
 pub mod diagnostic;
 pub mod install;
 pub mod recovery;
+pub mod redact;
 pub mod relay;
 pub mod reload;
 pub mod render;

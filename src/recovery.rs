@@ -272,7 +272,7 @@ impl Breakers {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::render::{AttemptedQuery, OriginalError};
+    use crate::render::OriginalError;
     use crate::taxonomy::Source;
 
     fn error(category: Category, retryable: bool, retry_after: Option<u64>) -> StructuredError {
@@ -284,10 +284,7 @@ mod tests {
             message: String::new(),
             user_message: None,
             alternatives: vec![],
-            attempted_query: AttemptedQuery {
-                tool: "t".into(),
-                arguments: serde_json::Value::Null,
-            },
+            attempted_query: None,
             partial_results: None,
             original_error: OriginalError {
                 source: Source::Result,

@@ -42,7 +42,8 @@ pub struct StructuredError {
     #[serde(rename = "userMessage")]
     pub user_message: Option<String>,
     pub alternatives: Vec<String>,
-    pub attempted_query: AttemptedQuery,
+    /// `None` where the config says attempted queries are not to be shown.
+    pub attempted_query: Option<AttemptedQuery>,
     pub partial_results: Option<Value>,
     #[serde(rename = "originalError")]
     pub original_error: OriginalError,
@@ -74,7 +75,7 @@ pub struct OriginalError {
 impl StructuredError {
     pub fn new(
         verdict: Verdict,
-        attempted_query: AttemptedQuery,
+        attempted_query: Option<AttemptedQuery>,
         partial_results: Option<Value>,
         original_error: OriginalError,
     ) -> Self {
@@ -112,7 +113,7 @@ impl StructuredError {
             unreachable!("a struct serializes to an object")
         };
         // `partial_results: null` stays: seed 001 shows it, and "no partial results" is news.
-        prune_empty(&mut object, &["partial_results"]);
+        prune_empty(&mut object, &["partial_results", "attempted_query"]);
         if self.attempts == 1 {
             object.remove("attempts");
         }
@@ -172,10 +173,10 @@ mod tests {
             message: "Too many requests".into(),
             user_message: None,
             alternatives: vec![],
-            attempted_query: AttemptedQuery {
+            attempted_query: Some(AttemptedQuery {
                 tool: "search".into(),
                 arguments: json!({"q": "x"}),
-            },
+            }),
             partial_results: None,
             original_error: OriginalError {
                 source: Source::Result,

@@ -14,6 +14,7 @@ use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 
 use crate::classify::{classify, verdict_of, Verdict};
+use crate::redact::{QueryDetail, Redactor};
 use crate::render::{AttemptedQuery, OriginalError, Profile, StructuredError, META_KEY};
 use crate::rules::{Failure, RuleSet};
 use crate::session::AnsweredCall;
@@ -29,6 +30,8 @@ pub struct Rewriter {
     /// Tools for which "not found" is the truth about a query, not a failure: their NOT_FOUND
     /// failures reach the agent as valid empty results.
     pub not_found_is_empty: GlobSet,
+    /// Masks secrets in everything the proxy writes into a structured error.
+    pub redactor: Redactor,
 }
 
 /// The `_meta` key of an empty result the proxy made from a NOT_FOUND failure.
@@ -227,6 +230,7 @@ impl Rewriter {
         mut error: StructuredError,
     ) -> Rewritten {
         error.attempts = answered.attempt;
+        self.redact(&mut error);
         let known_schemaless = answered.tool.as_ref().is_some_and(|t| !t.has_output_schema);
         if error.code == codes::NOT_FOUND
             && known_schemaless
@@ -269,6 +273,39 @@ impl Rewriter {
 }
 
 impl Rewriter {
+    /// Masks secrets in every text of the error, and trims the attempted query as configured.
+    fn redact(&self, error: &mut StructuredError) {
+        let r = &self.redactor;
+        let text = |s: &mut String| {
+            if let std::borrow::Cow::Owned(masked) = r.text(s) {
+                *s = masked;
+            }
+        };
+        text(&mut error.message);
+        error.user_message.iter_mut().for_each(text);
+        error.alternatives.iter_mut().for_each(text);
+        text(&mut error.original_error.text);
+        error
+            .original_error
+            .rpc_data
+            .iter_mut()
+            .for_each(|v| r.value(v));
+        error.partial_results.iter_mut().for_each(|v| r.value(v));
+        match r.attempted_query {
+            QueryDetail::Full => {
+                if let Some(query) = &mut error.attempted_query {
+                    r.value(&mut query.arguments);
+                }
+            }
+            QueryDetail::Tool => {
+                if let Some(query) = &mut error.attempted_query {
+                    query.arguments = Value::Null;
+                }
+            }
+            QueryDetail::None => error.attempted_query = None,
+        }
+    }
+
     /// A valid empty result in place of a NOT_FOUND failure, for tools configured so (seed 001:
     /// a genuine no-match is a successful query with no matches). Only for tools known to have
     /// no outputSchema, which an empty result could not satisfy.
@@ -292,17 +329,17 @@ impl Rewriter {
     }
 }
 
-fn attempted_query(answered: &AnsweredCall) -> AttemptedQuery {
+fn attempted_query(answered: &AnsweredCall) -> Option<AttemptedQuery> {
     let arguments = answered
         .call
         .arguments
         .as_ref()
         .and_then(|raw| serde_json::from_str(raw.get()).ok())
         .unwrap_or(Value::Null);
-    AttemptedQuery {
+    Some(AttemptedQuery {
         tool: answered.call.name.clone(),
         arguments,
-    }
+    })
 }
 
 /// The failure text (every text block, joined by newlines) and the other blocks, which are
@@ -355,6 +392,7 @@ mod tests {
             profile,
             rewrite_rpc_errors: true,
             not_found_is_empty: globset::GlobSet::empty(),
+            redactor: Redactor::defaults(),
         }
     }
 

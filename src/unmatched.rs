@@ -28,8 +28,8 @@ impl UnmatchedLog {
 
     /// Appends the failure if no rule matched it. A write error is logged, never fatal: the
     /// session matters more than the record.
-    pub fn record(&self, error: &StructuredError) {
-        let Some(line) = record_line(error, SystemTime::now()) else {
+    pub fn record(&self, tool: &str, error: &StructuredError) {
+        let Some(line) = record_line(tool, error, SystemTime::now()) else {
             return;
         };
         let mut file = self.file.lock().expect("unmatched log lock");
@@ -40,13 +40,13 @@ impl UnmatchedLog {
 }
 
 /// The line for an unmatched failure; `None` for one a rule decided, or one the proxy made.
-pub fn record_line(error: &StructuredError, now: SystemTime) -> Option<String> {
+pub fn record_line(tool: &str, error: &StructuredError, now: SystemTime) -> Option<String> {
     if error.rule_id.is_some() || error.original_error.source == Source::Proxy {
         return None;
     }
     let record = json!({
         "time": humantime::format_rfc3339_seconds(now).to_string(),
-        "tool": error.attempted_query.tool,
+        "tool": tool,
         "source": error.original_error.source,
         "code": error.original_error.rpc_code,
         "text": error.original_error.text,
@@ -58,7 +58,7 @@ pub fn record_line(error: &StructuredError, now: SystemTime) -> Option<String> {
 mod tests {
     use super::*;
     use crate::classify::unclassified;
-    use crate::render::{AttemptedQuery, OriginalError};
+    use crate::render::OriginalError;
     use crate::rules::Failure;
 
     fn error(text: &str, rule: Option<&str>) -> StructuredError {
@@ -72,10 +72,7 @@ mod tests {
         verdict.rule_id = rule.map(str::to_owned);
         StructuredError::new(
             verdict,
-            AttemptedQuery {
-                tool: "t".into(),
-                arguments: serde_json::Value::Null,
-            },
+            None,
             None,
             OriginalError {
                 source: Source::Rpc,
@@ -90,9 +87,9 @@ mod tests {
     fn records_only_unmatched_failures() {
         let at = SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_800_000_000);
         assert_eq!(
-            record_line(&error("odd", None), at).unwrap(),
+            record_line("t", &error("odd", None), at).unwrap(),
             "{\"time\":\"2027-01-15T08:00:00Z\",\"tool\":\"t\",\"source\":\"rpc\",\"code\":-32000,\"text\":\"odd\"}\n"
         );
-        assert_eq!(record_line(&error("known", Some("r")), at), None);
+        assert_eq!(record_line("t", &error("known", Some("r")), at), None);
     }
 }

@@ -60,6 +60,7 @@ fn through_proxy(record: &Value) -> Option<Value> {
         profile: Profile::Mcp,
         rewrite_rpc_errors: true,
         not_found_is_empty: globset::GlobSet::empty(),
+        redactor: mcp_errnorm::redact::Redactor::defaults(),
     });
     let rewriter = &*REWRITER;
     let mut session = Session::default();

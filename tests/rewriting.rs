@@ -346,3 +346,79 @@ alternatives = ["wait for next month", "upgrade the plan"]
     let error = structured(&p.call(json!(2), "typed_fail", json!({"text": "fetch failed"})));
     assert_eq!(error["ruleId"], "fetch-failed");
 }
+
+#[test]
+fn planted_secrets_never_reach_the_agent_or_the_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("unmatched.jsonl");
+    let mut p = Running::start(common::Options {
+        proxy_args: &["--log-unmatched", log.to_str().unwrap()],
+        env: &[("FIXTURE_BANNER", "connecting with password=hunter2222")],
+        ..common::Options::default()
+    });
+    let text = "401 Unauthorized: Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.secretpart for postgres://app:pa55w0rd@db:5432 (key AKIAIOSFODNN7EXAMPLE)";
+    let answer = p.call(
+        json!(1),
+        "fail",
+        json!({"text": text, "api_key": "sk-proj-abcdefghijklmnopqrstuvwx"}),
+    );
+    let odd = "gremlins ate token=abcd1234efgh5678";
+    p.call(json!(2), "fail", json!({"text": odd}));
+    p.close_stdin();
+    p.wait();
+    let everything = format!(
+        "{answer}\n{}\n{}",
+        std::fs::read_to_string(&log).unwrap(),
+        p.stderr()
+    );
+    for secret in [
+        "eyJhbGciOiJIUzI1NiJ9",
+        "pa55w0rd",
+        "AKIAIOSFODNN7EXAMPLE",
+        "sk-proj-abc",
+        "hunter2222",
+        "abcd1234efgh5678",
+    ] {
+        assert!(
+            !everything.contains(secret),
+            "{secret} leaked:\n{everything}"
+        );
+    }
+    let error = canonical(&answer);
+    assert_eq!(
+        error["errorCategory"], "permission",
+        "classified on the real text"
+    );
+    assert!(error["originalError"]["text"]
+        .as_str()
+        .unwrap()
+        .contains("Bearer [REDACTED]"));
+    assert_eq!(
+        error["attempted_query"]["arguments"]["api_key"],
+        "[REDACTED]"
+    );
+}
+
+#[test]
+fn attempted_queries_can_be_limited_to_the_tool_or_left_out() {
+    let dir = tempfile::tempdir().unwrap();
+    for (detail, expected) in [
+        ("tool", json!({"tool": "fail", "arguments": null})),
+        ("none", Value::Null),
+    ] {
+        let config = dir.path().join(format!("{detail}.toml"));
+        std::fs::write(
+            &config,
+            format!("[redact]\nattempted_query = \"{detail}\"\n"),
+        )
+        .unwrap();
+        let mut p = Running::proxy(&["--config", config.to_str().unwrap()]);
+        let answer = p.call(
+            json!(1),
+            "fail",
+            json!({"text": "fetch failed", "q": "private"}),
+        );
+        assert_eq!(canonical(&answer)["attempted_query"], expected, "{detail}");
+        assert!(!answer.to_string().contains("private"), "{detail}");
+    }
+}

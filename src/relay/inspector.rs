@@ -12,6 +12,7 @@ use tokio::sync::oneshot;
 
 use crate::config::NonJsonLines;
 use crate::recovery::{Breakers, Policy};
+use crate::redact::Redactor;
 use crate::reload::SharedRewriter;
 use crate::rewrite::{Answer, Rewriter};
 use crate::session::{Answered, AnsweredCall, Session, Unanswered};
@@ -182,7 +183,10 @@ impl Inspector {
                 return effects;
             }
             Line::NotJson => {
-                effects.to_client.extend(non_json_line(line, self.non_json));
+                let redactor = &self.rewriter.load().redactor;
+                effects
+                    .to_client
+                    .extend(non_json_line(line, self.non_json, redactor));
                 return effects;
             }
         };
@@ -257,7 +261,7 @@ impl Inspector {
             "rewrote a failed tool call"
         );
         if let Some(log) = &self.unmatched {
-            log.record(error);
+            log.record(&tool, error);
         }
         effects
             .to_client
@@ -369,7 +373,7 @@ fn cancel_line(id: &RawValue, reason: &str) -> Vec<u8> {
         .into_bytes()
 }
 
-fn non_json_line(line: Vec<u8>, policy: NonJsonLines) -> Option<Vec<u8>> {
+fn non_json_line(line: Vec<u8>, policy: NonJsonLines, redactor: &Redactor) -> Option<Vec<u8>> {
     let text = String::from_utf8_lossy(&line);
     let text = text.trim_end_matches(['\r', '\n']);
     match policy {
@@ -377,6 +381,7 @@ fn non_json_line(line: Vec<u8>, policy: NonJsonLines) -> Option<Vec<u8>> {
         NonJsonLines::Drop => None,
         NonJsonLines::Stderr if text.trim().is_empty() => None,
         NonJsonLines::Stderr => {
+            let text = redactor.text(text);
             tracing::warn!(
                 "upstream wrote a non-JSON line to stdout (kept from the client): {text}"
             );

@@ -1,0 +1,267 @@
+//! Redaction of secrets in what the proxy writes itself: structured errors and its logs.
+//! Upstream error texts often carry tokens, passwords in URLs or private keys; the agent and
+//! the log shipper need the failure, not the secret. Pure.
+
+use std::borrow::Cow;
+
+use regex::{Regex, RegexBuilder};
+use serde::Deserialize;
+use serde_json::Value;
+
+/// What replaces a secret.
+pub const MASK: &str = "[REDACTED]";
+
+/// The shipped patterns: (name, regex). Where a pattern has a group named `secret`, only that
+/// group is masked, so the reader still sees which key or scheme it was.
+pub const DEFAULT_PATTERNS: &[(&str, &str)] = &[
+    (
+        "private-key",
+        r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----(?s:.*?)-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----",
+    ),
+    (
+        "bearer",
+        r"(?i)\bbearer\s+(?P<secret>[A-Za-z0-9._~+/=-]{8,})",
+    ),
+    (
+        "key-value",
+        r#"(?i)\b(?:api[_-]?key|apikey|access[_-]?token|refresh[_-]?token|auth[_-]?token|token|secret|client[_-]?secret|password|passwd|pwd)\b["']?\s*[:=]\s*["']?(?P<secret>[^\s"'&,;}]+)"#,
+    ),
+    (
+        "url-credentials",
+        r"(?i)\b[a-z][a-z0-9+.-]*://[^/\s:@]+:(?P<secret>[^@\s/]+)@",
+    ),
+    ("aws-access-key", r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b"),
+    (
+        "aws-secret-key",
+        r#"(?i)aws_?secret_?access_?key["']?\s*[:=]\s*["']?(?P<secret>[A-Za-z0-9/+=]{40})"#,
+    ),
+    (
+        "github-token",
+        r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})\b",
+    ),
+    ("slack-token", r"\bxox[abposr]-[A-Za-z0-9-]{10,}\b"),
+    (
+        "openai-style-key",
+        r"\bsk-(?:proj-|ant-)?[A-Za-z0-9_-]{20,}\b",
+    ),
+];
+
+/// `[redact]` in the config file.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RedactConfig {
+    /// Use the shipped patterns.
+    pub defaults: bool,
+    /// Patterns of your own (regexes; a group named `secret` limits what is masked).
+    pub patterns: Vec<String>,
+    /// What `attempted_query` carries: the full arguments, the tool name only, or nothing.
+    pub attempted_query: QueryDetail,
+}
+
+impl Default for RedactConfig {
+    fn default() -> Self {
+        RedactConfig {
+            defaults: true,
+            patterns: Vec::new(),
+            attempted_query: QueryDetail::Full,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum QueryDetail {
+    #[default]
+    Full,
+    Tool,
+    None,
+}
+
+/// The compiled patterns.
+#[derive(Debug, Clone, Default)]
+pub struct Redactor {
+    patterns: Vec<Regex>,
+    pub attempted_query: QueryDetail,
+}
+
+impl Redactor {
+    pub fn new(config: &RedactConfig) -> Result<Redactor, String> {
+        let shipped = DEFAULT_PATTERNS
+            .iter()
+            .map(|(_, p)| *p)
+            .filter(|_| config.defaults);
+        let patterns = shipped
+            .chain(config.patterns.iter().map(String::as_str))
+            .map(|p| {
+                RegexBuilder::new(p)
+                    .size_limit(1 << 20)
+                    .build()
+                    .map_err(|e| format!("invalid redaction pattern '{p}': {e}"))
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(Redactor {
+            patterns,
+            attempted_query: config.attempted_query,
+        })
+    }
+
+    /// The shipped patterns, full attempted queries.
+    pub fn defaults() -> Redactor {
+        Redactor::new(&RedactConfig::default()).expect("the shipped patterns compile")
+    }
+
+    /// `text` with every secret masked.
+    pub fn text<'a>(&self, text: &'a str) -> Cow<'a, str> {
+        let mut out = Cow::Borrowed(text);
+        for pattern in &self.patterns {
+            if !pattern.is_match(&out) {
+                continue;
+            }
+            let masked = pattern.replace_all(&out, |c: &regex::Captures| match c.name("secret") {
+                Some(secret) => {
+                    let whole = c.get(0).expect("group 0");
+                    let start = secret.start() - whole.start();
+                    let end = secret.end() - whole.start();
+                    let s = whole.as_str();
+                    format!("{}{MASK}{}", &s[..start], &s[end..])
+                }
+                None => MASK.to_owned(),
+            });
+            out = Cow::Owned(masked.into_owned());
+        }
+        out
+    }
+
+    /// Masks secrets in every string of a JSON value, keys included.
+    pub fn value(&self, value: &mut Value) {
+        match value {
+            Value::String(s) => {
+                if let Cow::Owned(masked) = self.text(s) {
+                    *s = masked;
+                }
+            }
+            Value::Array(items) => items.iter_mut().for_each(|v| self.value(v)),
+            Value::Object(map) => {
+                let sensitive = |k: &str| {
+                    let k = k.to_ascii_lowercase();
+                    [
+                        "password",
+                        "passwd",
+                        "secret",
+                        "token",
+                        "api_key",
+                        "apikey",
+                        "authorization",
+                    ]
+                    .iter()
+                    .any(|s| k.contains(s))
+                };
+                for (key, v) in map.iter_mut() {
+                    // A value under a key that names a secret is masked whole, whatever it is.
+                    if sensitive(key) && !v.is_null() && self.active() {
+                        *v = Value::String(MASK.to_owned());
+                    } else {
+                        self.value(v);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn active(&self) -> bool {
+        !self.patterns.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn r(text: &str) -> String {
+        Redactor::defaults().text(text).into_owned()
+    }
+
+    #[test]
+    fn masks_the_common_secrets() {
+        assert_eq!(
+            r("401: Authorization: Bearer abc.def.ghi123"),
+            "401: Authorization: Bearer [REDACTED]"
+        );
+        assert_eq!(
+            r("GET /x?api_key=s3cr3tvalue&q=1 failed"),
+            "GET /x?api_key=[REDACTED]&q=1 failed"
+        );
+        assert_eq!(
+            r("password: hunter22 rejected"),
+            "password: [REDACTED] rejected"
+        );
+        assert_eq!(
+            r("connect postgres://admin:pa55w0rd@db.internal:5432/app: refused"),
+            "connect postgres://admin:[REDACTED]@db.internal:5432/app: refused"
+        );
+        assert_eq!(
+            r("key AKIAIOSFODNN7EXAMPLE is invalid"),
+            "key [REDACTED] is invalid"
+        );
+        assert_eq!(
+            r("Bad credentials for ghp_abcdefghijklmnopqrstuvwxyz0123456789"),
+            "Bad credentials for [REDACTED]"
+        );
+        assert_eq!(
+            r("invalid key sk-proj-abcdefghijklmnopqrstuvwx"),
+            "invalid key [REDACTED]"
+        );
+        assert_eq!(
+            r("bad pem -----BEGIN RSA PRIVATE KEY-----\nMIIE\nabc\n-----END RSA PRIVATE KEY----- end"),
+            "bad pem [REDACTED] end"
+        );
+    }
+
+    #[test]
+    fn leaves_ordinary_text_alone() {
+        for text in [
+            "ENOENT: no such file or directory, open '/tmp/token-list.txt'",
+            "Invalid time format. Expected HH:MM",
+            "429 Too Many Requests; Retry-After: 120",
+            "fetch failed",
+        ] {
+            assert!(
+                matches!(Redactor::defaults().text(text), Cow::Borrowed(_)),
+                "{text}"
+            );
+        }
+    }
+
+    #[test]
+    fn masks_json_strings_and_secret_keys() {
+        let mut v = json!({"query": "x", "password": 1234, "nested": ["Bearer abcdefghijk"]});
+        Redactor::defaults().value(&mut v);
+        assert_eq!(
+            v,
+            json!({"query": "x", "password": "[REDACTED]", "nested": ["Bearer [REDACTED]"]})
+        );
+    }
+
+    #[test]
+    fn own_patterns_and_no_defaults() {
+        let config = RedactConfig {
+            defaults: false,
+            patterns: vec![r"internal-host-\d+".into()],
+            attempted_query: QueryDetail::Tool,
+        };
+        let redactor = Redactor::new(&config).unwrap();
+        assert_eq!(
+            redactor.text("internal-host-7 said Bearer abcdefghijk"),
+            "[REDACTED] said Bearer abcdefghijk"
+        );
+        let bad = RedactConfig {
+            patterns: vec!["(".into()],
+            ..RedactConfig::default()
+        };
+        assert!(Redactor::new(&bad)
+            .unwrap_err()
+            .contains("invalid redaction pattern '('"));
+    }
+}
