@@ -24,7 +24,8 @@ pub const DEFAULT_PATTERNS: &[(&str, &str)] = &[
     ),
     (
         "key-value",
-        r#"(?i)\b(?:api[_-]?key|apikey|access[_-]?token|refresh[_-]?token|auth[_-]?token|token|secret|client[_-]?secret|password|passwd|pwd)\b["']?\s*[:=]\s*["']?(?P<secret>[^\s"'&,;}]+)"#,
+        // Not after `/` or `.`: `/etc/passwd: ...` is a path, not a key.
+        r#"(?i)(?:^|[^/\w.-])(?:api[_-]?key|apikey|access[_-]?token|refresh[_-]?token|auth[_-]?token|token|secret|client[_-]?secret|password|passwd|pwd)["']?\s*[:=]\s*["']?(?P<secret>[^\s"'&,;}]+)"#,
     ),
     (
         "url-credentials",
@@ -226,6 +227,8 @@ mod tests {
             "Invalid time format. Expected HH:MM",
             "429 Too Many Requests; Retry-After: 120",
             "fetch failed",
+            "Error processing file file:///etc/passwd: Unsupported URL protocol for file:///etc/passwd.",
+            "open /home/u/.config/token: permission denied",
         ] {
             assert!(
                 matches!(Redactor::defaults().text(text), Cow::Borrowed(_)),
