@@ -5,7 +5,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use crate::rules::{Failure, RuleMatch, RuleSet, RETRY_AFTER_CAPTURE, RETRY_AFTER_UNIT_CAPTURE};
-use crate::taxonomy::{codes, Category};
+use crate::taxonomy::{codes, Category, Source};
 
 /// What the rules decided about one failure.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -23,8 +23,18 @@ pub struct Verdict {
 }
 
 /// Classifies a failure by the first rule that matches it, or marks it unclassified.
+/// A success rule with `reclassify` only says "this success is a failure": its text (the
+/// `detail` capture where there is one) is then classified as an `isError` result would be.
 pub fn classify(rules: &RuleSet, failure: Failure) -> Verdict {
     match rules.first_match(failure) {
+        Some(m) if m.rule.reclassify => {
+            let detail = Failure {
+                text: m.value("detail").unwrap_or(failure.text),
+                source: Source::Result,
+                ..failure
+            };
+            classify(rules, detail)
+        }
         Some(m) => verdict_of(&m, failure),
         None => unclassified(failure),
     }
@@ -127,7 +137,6 @@ fn seconds(number: &str, unit: Option<&str>) -> Option<u64> {
 mod tests {
     use super::*;
     use crate::diagnostic::SourceFile;
-    use crate::taxonomy::Source;
 
     fn failure(text: &str) -> Failure<'_> {
         Failure {

@@ -13,7 +13,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 
-use crate::classify::{classify, verdict_of, Verdict};
+use crate::classify::{classify, Verdict};
 use crate::redact::{QueryDetail, Redactor};
 use crate::render::{AttemptedQuery, OriginalError, Profile, StructuredError, META_KEY};
 use crate::rules::{Failure, RuleSet};
@@ -109,7 +109,8 @@ impl Rewriter {
             classify(&self.rules, failure)
         } else {
             // A success becomes a failure only on a rule's word, never by default.
-            verdict_of(&self.rules.first_match(failure)?, failure)
+            self.rules.first_match(failure)?;
+            classify(&self.rules, failure)
         };
         let original = OriginalError {
             source,

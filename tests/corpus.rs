@@ -225,12 +225,69 @@ fn success_cases() -> Vec<Success> {
 }
 
 #[test]
-fn the_success_corpus_is_well_formed() {
+fn no_shipped_rule_turns_a_real_success_into_a_failure() {
     let successes = success_cases();
     assert!(successes.len() >= 30, "{}", successes.len());
+    let rules = RuleSet::defaults();
     for s in &successes {
         assert!(!s.tool.is_empty() && !s.origin.is_empty(), "{s:?}");
-        let _ = &s.text;
+        let failure = Failure {
+            text: &s.text,
+            tool: &s.tool,
+            source: Source::Success,
+            rpc_code: None,
+        };
+        let hit = rules.first_match(failure).map(|m| m.rule.id.clone());
+        assert_eq!(
+            hit, None,
+            "a genuine result of {} ({}) became a failure: {:?}",
+            s.tool, s.origin, s.text
+        );
+    }
+}
+
+#[test]
+fn the_shipped_success_rules_catch_failures_hidden_as_successes() {
+    let rules = RuleSet::defaults();
+    // Texts mcp-server-sqlite returns as successful results (src/mcp_server_sqlite/server.py).
+    for (tool, text, category) in [
+        (
+            "read_query",
+            "Database error: no such table: orders",
+            Category::Validation,
+        ),
+        (
+            "write_query",
+            "Database error: database is locked",
+            Category::Transient,
+        ),
+        (
+            "create_table",
+            "Error: Only CREATE TABLE statements are allowed",
+            Category::Validation,
+        ),
+    ] {
+        let failure = Failure {
+            text,
+            tool,
+            source: Source::Success,
+            rpc_code: None,
+        };
+        assert!(rules.first_match(failure).is_some(), "{text}");
+        assert_eq!(classify(&rules, failure).category, category, "{text}");
+    }
+    // The same words from another tool, or inside a genuine result, stay successes.
+    for (tool, text) in [
+        ("get-annotated-message", "Error: Operation failed"),
+        ("read_query", "[{'log': 'Database error: none today'}]"),
+    ] {
+        let failure = Failure {
+            text,
+            tool,
+            source: Source::Success,
+            rpc_code: None,
+        };
+        assert!(rules.first_match(failure).is_none(), "{tool}: {text}");
     }
 }
 

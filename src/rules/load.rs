@@ -47,6 +47,7 @@ struct RawRule {
     alternatives: Vec<Spanned<String>>,
     #[serde(default)]
     example: Vec<Spanned<RawExample>>,
+    reclassify: Option<Spanned<bool>>,
 }
 
 /// An inline example as written (`[[rule.example]]`).
@@ -158,6 +159,15 @@ fn compile_rule(
             );
         }
     }
+    let reclassify = raw.reclassify.as_ref().is_some_and(|r| *r.get_ref());
+    if let Some(r) = raw.reclassify.as_ref().filter(|r| {
+        *r.get_ref() && raw.source.as_ref().map(|s| *s.get_ref()) != Some(Source::Success)
+    }) {
+        problem(
+            r.span(),
+            "'reclassify' is for rules with source = \"success\"".into(),
+        );
+    }
     let category = match (&raw.category, &raw.code) {
         (Some(c), _) => *c.get_ref(),
         (None, Some(code)) => match taxonomy::category_of_code(code.get_ref()) {
@@ -173,6 +183,8 @@ fn compile_rule(
                 Category::Unknown
             }
         },
+        // Reclassified successes take the category of the rule that classifies their text.
+        (None, None) if reclassify => Category::Unknown,
         (None, None) => {
             problem(
                 raw.id.span(),
@@ -265,6 +277,7 @@ fn compile_rule(
             user_message,
             alternatives,
             examples,
+            reclassify,
             id,
         },
     })

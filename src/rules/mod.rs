@@ -27,6 +27,10 @@ pub const RETRY_AFTER_UNIT_CAPTURE: &str = "retry_after_unit";
 /// The rule files shipped inside the binary, in the order they are tried.
 pub const EMBEDDED_DEFAULTS: &[(&str, &str)] = &[
     (
+        "rules/hidden-failures.toml",
+        include_str!("../../rules/hidden-failures.toml"),
+    ),
+    (
         "rules/mcp-sdk.toml",
         include_str!("../../rules/mcp-sdk.toml"),
     ),
@@ -106,6 +110,9 @@ pub struct Rule {
     alternatives: Vec<Template>,
     /// Failures this rule must decide as written, run by `mcp-errnorm check` and the tests.
     pub examples: Vec<Example>,
+    /// For `source = "success"`: the success is a failure, classified by the rest of the table
+    /// on its text (the `detail` capture where there is one).
+    pub reclassify: bool,
 }
 
 /// An inline example of a rule: a failure, and what the whole table must make of it.
