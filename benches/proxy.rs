@@ -1,0 +1,1020 @@
+//! The benchmark behind `scripts/bench.sh`: the same workloads, in one run, three (or four) ways:
+//!
+//! - `direct`: the client talks to the fast upstream (`examples/fast_upstream.rs`) itself;
+//! - `relay`: through a byte relay that parses nothing (`examples/byte_relay.rs`), the floor any
+//!   stdio proxy pays;
+//! - `errnorm`: through `target/release/mcp-errnorm`;
+//! - `mcp-rtk`: through another stdio MCP proxy from crates.io, when `scripts/bench.sh` could
+//!   install it (`MCP_ERRNORM_BENCH_RTK` names its binary).
+//!
+//! Then classification in-process with 10, 100 and 1,000 generated rules, and the proxy's
+//! memory. Prints every figure, the ratios against the relay, and PASS/FAIL per target; always
+//! exits 0 (it reports, it does not gate). `--quick` runs every workload smaller.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use mcp_errnorm::classify::classify;
+use mcp_errnorm::diagnostic::SourceFile;
+use mcp_errnorm::rules::{Failure, RuleSet};
+use mcp_errnorm::taxonomy::Source;
+
+/// No single workload may take longer than this; a stuck proxy is killed and reported.
+const WATCHDOG: Duration = Duration::from_secs(90);
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Via {
+    Direct,
+    Relay,
+    Errnorm,
+    Rtk,
+}
+
+impl Via {
+    fn name(self) -> &'static str {
+        match self {
+            Via::Direct => "direct",
+            Via::Relay => "relay",
+            Via::Errnorm => "errnorm",
+            Via::Rtk => "mcp-rtk",
+        }
+    }
+}
+
+struct Paths {
+    errnorm: PathBuf,
+    relay: PathBuf,
+    upstream: PathBuf,
+    rtk: Option<PathBuf>,
+    scratch: PathBuf,
+}
+
+impl Paths {
+    fn find() -> Paths {
+        // This binary is target/release/deps/proxy-<hash>; the examples are beside deps/.
+        let exe = std::env::current_exe().expect("current exe");
+        let release = exe
+            .parent()
+            .and_then(Path::parent)
+            .expect("target/release")
+            .to_path_buf();
+        let scratch = release.join("bench-scratch");
+        std::fs::create_dir_all(&scratch).expect("scratch dir");
+        let paths = Paths {
+            errnorm: PathBuf::from(env!("CARGO_BIN_EXE_mcp-errnorm")),
+            relay: release.join("examples/byte_relay"),
+            upstream: release.join("examples/fast_upstream"),
+            rtk: std::env::var_os("MCP_ERRNORM_BENCH_RTK")
+                .map(PathBuf::from)
+                .filter(|p| p.exists()),
+            scratch,
+        };
+        for p in [&paths.errnorm, &paths.relay, &paths.upstream] {
+            assert!(
+                p.exists(),
+                "{} is missing: run scripts/bench.sh (it builds the examples)",
+                p.display()
+            );
+        }
+        paths
+    }
+
+    fn command(&self, via: Via) -> Command {
+        let mut c = match via {
+            Via::Direct => Command::new(&self.upstream),
+            Via::Relay => {
+                let mut c = Command::new(&self.relay);
+                c.arg("--").arg(&self.upstream);
+                c
+            }
+            Via::Errnorm => {
+                let mut c = Command::new(&self.errnorm);
+                c.arg("--").arg(&self.upstream);
+                c
+            }
+            Via::Rtk => {
+                let mut c = Command::new(self.rtk.as_ref().expect("rtk installed"));
+                // It keeps statistics under $HOME: keep them out of the user's.
+                c.env("HOME", &self.scratch)
+                    .env("XDG_DATA_HOME", &self.scratch)
+                    .env("XDG_CONFIG_HOME", &self.scratch)
+                    .arg("--")
+                    .arg(&self.upstream);
+                c
+            }
+        };
+        c.stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null());
+        c
+    }
+}
+
+/// A client session with one process (the upstream itself, or a proxy in front of it).
+struct Proc {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    stdout: Option<BufReader<ChildStdout>>,
+    done: Arc<AtomicBool>,
+    next_id: u64,
+}
+
+type R<T> = Result<T, String>;
+
+impl Proc {
+    fn start(paths: &Paths, via: Via) -> R<Proc> {
+        let mut child = paths
+            .command(via)
+            .spawn()
+            .map_err(|e| format!("spawn {}: {e}", via.name()))?;
+        let stdin = child.stdin.take();
+        let stdout = child
+            .stdout
+            .take()
+            .map(|s| BufReader::with_capacity(1 << 16, s));
+        let done = Arc::new(AtomicBool::new(false));
+        let (flag, pid) = (done.clone(), child.id() as libc::pid_t);
+        std::thread::spawn(move || {
+            let deadline = Instant::now() + WATCHDOG;
+            while !flag.load(Ordering::Relaxed) {
+                if Instant::now() > deadline {
+                    // SAFETY: kill(2) on the pid of a child this program spawned and has not reaped.
+                    unsafe { libc::kill(pid, libc::SIGKILL) };
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        });
+        Ok(Proc {
+            child,
+            stdin,
+            stdout,
+            done,
+            next_id: 1,
+        })
+    }
+
+    fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    fn send(&mut self, line: &[u8]) -> R<()> {
+        let stdin = self.stdin.as_mut().ok_or("stdin closed")?;
+        stdin.write_all(line).map_err(|e| format!("write: {e}"))
+    }
+
+    fn recv_into(&mut self, buf: &mut Vec<u8>) -> R<()> {
+        buf.clear();
+        let out = self.stdout.as_mut().ok_or("stdout taken")?;
+        match out.read_until(b'\n', buf) {
+            Ok(0) => Err("the process closed its stdout (died, or killed by the watchdog)".into()),
+            Ok(_) => Ok(()),
+            Err(e) => Err(format!("read: {e}")),
+        }
+    }
+
+    fn request(&mut self, line: &[u8], buf: &mut Vec<u8>) -> R<()> {
+        self.send(line)?;
+        self.recv_into(buf)
+    }
+
+    /// `initialize`, `notifications/initialized`, `tools/list`, as a client opens a session.
+    fn handshake(&mut self) -> R<()> {
+        let mut buf = Vec::new();
+        self.request(
+            br#"{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}
+"#,
+            &mut buf,
+        )?;
+        expect_answer(&buf, "init")?;
+        self.send(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n")?;
+        self.request(
+            b"{\"jsonrpc\":\"2.0\",\"id\":\"list\",\"method\":\"tools/list\"}\n",
+            &mut buf,
+        )?;
+        expect_answer(&buf, "list")
+    }
+
+    fn call_line(&mut self, tool: &str, arguments: &str) -> Vec<u8> {
+        let id = self.next_id;
+        self.next_id += 1;
+        format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"tools/call\",\"params\":{{\"name\":\"{tool}\",\"arguments\":{arguments}}}}}\n"
+        )
+        .into_bytes()
+    }
+
+    /// `total` calls with `window` in flight; returns the seconds taken and the bytes received.
+    fn windowed(
+        &mut self,
+        tool: &str,
+        arguments: &str,
+        total: usize,
+        window: usize,
+    ) -> R<(f64, u64)> {
+        let mut stdout = self.stdout.take().ok_or("stdout taken")?;
+        let (tx, rx) = std::sync::mpsc::sync_channel::<usize>(window * 2);
+        let reader = std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            for _ in 0..total {
+                buf.clear();
+                match stdout.read_until(b'\n', &mut buf) {
+                    Ok(0) | Err(_) => return (stdout, false),
+                    Ok(n) => {
+                        if tx.send(n).is_err() {
+                            return (stdout, false);
+                        }
+                    }
+                }
+            }
+            (stdout, true)
+        });
+        let lines: Vec<Vec<u8>> = (0..total)
+            .map(|_| self.call_line(tool, arguments))
+            .collect();
+        let start = Instant::now();
+        let mut sent = 0;
+        let mut received = 0;
+        let mut bytes = 0u64;
+        let mut failed = None;
+        while sent < total.min(window) {
+            if let Err(e) = self.send(&lines[sent]) {
+                failed = Some(e);
+                break;
+            }
+            sent += 1;
+        }
+        while failed.is_none() && received < total {
+            match rx.recv() {
+                Ok(n) => {
+                    bytes += n as u64;
+                    received += 1;
+                }
+                Err(_) => {
+                    failed = Some(format!("answers stopped after {received} of {total}"));
+                    break;
+                }
+            }
+            if sent < total {
+                if let Err(e) = self.send(&lines[sent]) {
+                    failed = Some(e);
+                    break;
+                }
+                sent += 1;
+            }
+        }
+        let took = start.elapsed().as_secs_f64();
+        if failed.is_some() {
+            // Unblock the reader: the watchdog or the kill below ends its read.
+            let _ = self.child.kill();
+        }
+        let (stdout, complete) = reader.join().map_err(|_| "reader panicked")?;
+        self.stdout = Some(stdout);
+        match failed {
+            Some(e) => Err(e),
+            None if !complete => Err("reader stopped early".into()),
+            None => Ok((took, bytes)),
+        }
+    }
+
+    fn finish(mut self) {
+        self.stdin.take();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            match self.child.try_wait() {
+                Ok(Some(_)) | Err(_) => break,
+                Ok(None) if Instant::now() > deadline => {
+                    let _ = self.child.kill();
+                    let _ = self.child.wait();
+                    break;
+                }
+                Ok(None) => std::thread::sleep(Duration::from_millis(5)),
+            }
+        }
+        self.done.store(true, Ordering::Relaxed);
+    }
+}
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        self.done.store(true, Ordering::Relaxed);
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+fn expect_answer(line: &[u8], id: &str) -> R<()> {
+    let v: serde_json::Value = serde_json::from_slice(line)
+        .map_err(|e| format!("answer is not JSON ({e}): {}", preview(line)))?;
+    if v["id"] != id || v.get("result").is_none() {
+        return Err(format!("unexpected answer: {}", preview(line)));
+    }
+    Ok(())
+}
+
+fn preview(line: &[u8]) -> String {
+    let s = String::from_utf8_lossy(&line[..line.len().min(200)]);
+    s.trim_end().to_owned()
+}
+
+/// kB from /proc/PID/status.
+fn proc_status_kb(pid: u32, field: &str) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status
+        .lines()
+        .find(|l| l.starts_with(field))?
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v[v.len() / 2]
+}
+
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[i]
+}
+
+struct Sizes {
+    latency_calls: usize,
+    latency_rounds: usize,
+    inflight_calls: usize,
+    mb1_calls: usize,
+    mb50_calls: usize,
+    fail_calls: usize,
+    startups: usize,
+    growth_n: usize,
+    classify_iters: usize,
+}
+
+// ----------------------------------------------------------------------------- workloads
+
+/// p50 and p99 of one small call at a time, in microseconds.
+fn latency(paths: &Paths, via: Via, s: &Sizes) -> R<(f64, f64)> {
+    let mut p = Proc::start(paths, via)?;
+    p.handshake()?;
+    let mut buf = Vec::new();
+    let warm: Vec<Vec<u8>> = (0..500).map(|_| p.call_line("echo", "{}")).collect();
+    for line in &warm {
+        p.request(line, &mut buf)?;
+    }
+    let lines: Vec<Vec<u8>> = (0..s.latency_calls)
+        .map(|_| p.call_line("echo", "{}"))
+        .collect();
+    let mut micros = Vec::with_capacity(lines.len());
+    for line in &lines {
+        let start = Instant::now();
+        p.request(line, &mut buf)?;
+        micros.push(start.elapsed().as_secs_f64() * 1e6);
+    }
+    p.finish();
+    micros.sort_by(|a, b| a.total_cmp(b));
+    Ok((percentile(&micros, 0.5), percentile(&micros, 0.99)))
+}
+
+/// Calls per second with 32 in flight.
+fn inflight(paths: &Paths, via: Via, tool: &str, args: &str, total: usize) -> R<f64> {
+    let mut p = Proc::start(paths, via)?;
+    p.handshake()?;
+    p.windowed(tool, args, 1000.min(total), 32)?;
+    let (secs, _) = p.windowed(tool, args, total, 32)?;
+    p.finish();
+    Ok(total as f64 / secs)
+}
+
+/// MB/s of results of `size` bytes, one call at a time; and the process's peak RSS (kB).
+fn big(paths: &Paths, via: Via, size: usize, calls: usize) -> R<(f64, Option<u64>, usize)> {
+    let mut p = Proc::start(paths, via)?;
+    p.handshake()?;
+    let args = format!("{{\"bytes\":{size}}}");
+    let mut buf = Vec::new();
+    let warm = p.call_line("big", &args);
+    p.request(&warm, &mut buf)?;
+    let answer_len = buf.len();
+    let lines: Vec<Vec<u8>> = (0..calls).map(|_| p.call_line("big", &args)).collect();
+    let start = Instant::now();
+    let mut bytes = 0u64;
+    for line in &lines {
+        p.request(line, &mut buf)?;
+        bytes += buf.len() as u64;
+    }
+    let secs = start.elapsed().as_secs_f64();
+    let hwm = proc_status_kb(p.pid(), "VmHWM:");
+    p.finish();
+    Ok((bytes as f64 / secs / 1e6, hwm, answer_len))
+}
+
+/// Milliseconds from spawn to the answer to `initialize`, median of `n`.
+fn startup(paths: &Paths, via: Via, n: usize) -> R<f64> {
+    let mut times = Vec::new();
+    for _ in 0..n {
+        let start = Instant::now();
+        let mut p = Proc::start(paths, via)?;
+        let mut buf = Vec::new();
+        p.request(
+            br#"{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}
+"#,
+            &mut buf,
+        )?;
+        times.push(start.elapsed().as_secs_f64() * 1e3);
+        p.finish();
+    }
+    Ok(median(times))
+}
+
+/// The proxy's idle RSS after a handshake, and its RSS after `n` and `10 n` calls (kB).
+fn memory(paths: &Paths, via: Via, n: usize) -> R<(u64, u64, u64)> {
+    let mut p = Proc::start(paths, via)?;
+    p.handshake()?;
+    std::thread::sleep(Duration::from_millis(300));
+    let rss = |p: &Proc| proc_status_kb(p.pid(), "VmRSS:").ok_or("no /proc status".to_owned());
+    let idle = rss(&p)?;
+    p.windowed("echo", "{}", n, 32)?;
+    p.windowed("fail", "{}", n / 10, 32)?;
+    let after_n = rss(&p)?;
+    p.windowed("echo", "{}", 9 * n, 32)?;
+    p.windowed("fail", "{}", 9 * n / 10, 32)?;
+    let after_10n = rss(&p)?;
+    p.finish();
+    Ok((idle, after_n, after_10n))
+}
+
+// ----------------------------------------------------------------------------- classification
+
+const SERVICES: &[&str] = &[
+    "orders",
+    "billing",
+    "inventory",
+    "search",
+    "payments",
+    "shipping",
+    "ledger",
+    "crm",
+    "tickets",
+    "warehouse",
+    "catalog",
+    "identity",
+    "reports",
+    "mailer",
+    "storage",
+    "analytics",
+];
+
+/// `n` rules in the shapes real rule files use: anchored prefixes, alternations, named captures,
+/// case-insensitive phrases, tool globs, rpc-only rules, codes of their own.
+fn generated_rules(n: usize) -> String {
+    let mut out = String::new();
+    for i in 0..n {
+        let svc = SERVICES[i % SERVICES.len()];
+        let k = i / SERVICES.len();
+        let rule = match i % 8 {
+            0 => format!(
+                "[[rule]]\nid = \"{svc}-{k}-unavailable\"\nmatch = '(?i)\\b{svc}{k} (?:service )?(?:is )?(?:unavailable|down|not responding)\\b'\ncode = \"SYSTEM_UNAVAILABLE\"\nmessage = \"The {svc} service is unavailable.\"\n"
+            ),
+            1 => format!(
+                "[[rule]]\nid = \"{svc}-{k}-locked\"\ntools = [\"{svc}_*\"]\nmatch = '{svc}{k}: record (?P<record>\\d+) is locked by (?P<who>\\S+)'\ncategory = \"business\"\ncode = \"RECORD_LOCKED_{i}\"\nmessage = \"Record {{record}} is locked by {{who}}.\"\nalternatives = [\"wait for {{who}} to finish, or edit a copy\"]\n"
+            ),
+            2 => format!(
+                "[[rule]]\nid = \"{svc}-{k}-quota\"\nmatch = '(?i)quota (?P<quota>[a-z_]+) exceeded for {svc}{k} project (?P<project>[\\w-]+)'\ncategory = \"business\"\ncode = \"QUOTA_EXCEEDED\"\nmessage = \"Quota {{quota}} is used up in project {{project}}.\"\nuser_message = \"The {svc} quota is used up.\"\n"
+            ),
+            3 => format!(
+                "[[rule]]\nid = \"{svc}-{k}-e-code\"\nmatch = '^{}{k:03}E(?P<num>\\d{{4}}): (?P<detail>.+)$'\ncode = \"VALIDATION_ERROR\"\nmessage = \"{svc} rejected the input: {{detail}}\"\n",
+                svc.to_uppercase()
+            ),
+            4 => format!(
+                "[[rule]]\nid = \"{svc}-{k}-rpc-busy\"\nsource = \"rpc\"\nmatch = '{svc}{k} backend busy(?:, retry after (?P<retry_after>\\d+)s)?'\ncategory = \"transient\"\ncode = \"RATE_LIMITED\"\n"
+            ),
+            5 => format!(
+                "[[rule]]\nid = \"{svc}-{k}-permission\"\nmatch = '(?i)permission denied for (?:schema|relation|table) {svc}{k}_(?P<object>\\w+)'\ncode = \"PERMISSION_DENIED\"\nalternatives = [\"ask an administrator to grant access to {{object}}\"]\n"
+            ),
+            6 => format!(
+                "[[rule]]\nid = \"{svc}-{k}-missing\"\nmatch = 'relation \"{svc}{k}_(?P<table>[a-z_]+)\" does not exist'\ncode = \"NOT_FOUND\"\nmessage = \"Table {svc}{k}_{{table}} does not exist.\"\n"
+            ),
+            _ => format!(
+                "[[rule]]\nid = \"{svc}-{k}-timeout\"\ntools = [\"{svc}_*\", \"*_{svc}\"]\nmatch = '(?i){svc}{k} (?:request|query|call) timed out after (?P<ms>\\d+) ?ms'\ncode = \"TIMEOUT\"\nmessage = \"The {svc} call timed out after {{ms}} ms.\"\n"
+            ),
+        };
+        out.push_str(&rule);
+        out.push('\n');
+    }
+    out
+}
+
+/// Realistic failure texts for a table of `n` generated rules: some match early rules, some
+/// the last ones, some none at all, one is a long stack trace.
+fn failure_texts(n: usize) -> Vec<(String, String, Source)> {
+    let svc_of = |i: usize| SERVICES[i % SERVICES.len()];
+    let k_of = |i: usize| i / SERVICES.len();
+    // The last rule of a shape: the worst case for a first-match table.
+    let last_of = |shape: usize| (0..n).rev().find(|i| i % 8 == shape);
+    let mut texts = Vec::new();
+    if let Some(i) = last_of(1) {
+        texts.push((
+            format!(
+                "{}{}: record 48213 is locked by alice@example.com",
+                svc_of(i),
+                k_of(i)
+            ),
+            format!("{}_update", svc_of(i)),
+            Source::Result,
+        ));
+    }
+    if let Some(i) = last_of(6) {
+        texts.push((
+            format!(
+                "ERROR: relation \"{}{}_line_items\" does not exist",
+                svc_of(i),
+                k_of(i)
+            ),
+            "sql_query".to_owned(),
+            Source::Result,
+        ));
+    }
+    if let Some(i) = last_of(7) {
+        texts.push((
+            format!("{}{} query timed out after 30000 ms", svc_of(i), k_of(i)),
+            format!("{}_query", svc_of(i)),
+            Source::Result,
+        ));
+    }
+    if let Some(i) = last_of(4) {
+        texts.push((
+            format!("{}{} backend busy, retry after 20s", svc_of(i), k_of(i)),
+            format!("{}_sync", svc_of(i)),
+            Source::Rpc,
+        ));
+    }
+    texts.push((
+        format!("{}{} service is not responding", svc_of(0), k_of(0)),
+        "health".to_owned(),
+        Source::Result,
+    ));
+    // No generated rule matches these.
+    texts.push((
+        "ENOENT: no such file or directory, open '/srv/app/config.yaml'".into(),
+        "read_text_file".into(),
+        Source::Result,
+    ));
+    texts.push((
+        "Something went wrong while talking to the upstream API (request id 9f2c)".into(),
+        "fetch".into(),
+        Source::Result,
+    ));
+    let mut trace = String::from("Error: connect ECONNREFUSED 10.0.0.12:5432\n");
+    for f in 0..25 {
+        trace.push_str(&format!(
+            "    at Connection.handler{f} (/srv/app/node_modules/pg/lib/connection.js:{}:{})\n",
+            100 + f * 7,
+            5 + f
+        ));
+    }
+    texts.push((trace, "db_query".into(), Source::Result));
+    texts
+}
+
+struct ClassifyFigure {
+    rules: usize,
+    load_ms: f64,
+    mean_ns: f64,
+    worst_ns: f64,
+    matched: usize,
+    texts: usize,
+}
+
+fn classification(n: usize, iters: usize) -> ClassifyFigure {
+    let file = SourceFile::new(format!("generated-{n}.toml"), generated_rules(n));
+    let start = Instant::now();
+    let rules = RuleSet::load(&[file], &[]).expect("generated rules load");
+    let load_ms = start.elapsed().as_secs_f64() * 1e3;
+    assert_eq!(rules.rules().len(), n);
+    let texts = failure_texts(n);
+    let failures: Vec<Failure> = texts
+        .iter()
+        .map(|(text, tool, source)| Failure {
+            text,
+            tool,
+            source: *source,
+            rpc_code: (*source == Source::Rpc).then_some(-32000),
+        })
+        .collect();
+    let matched = failures
+        .iter()
+        .filter(|f| classify(&rules, **f).rule_id.is_some())
+        .count();
+    // Warm the lazy DFA caches as a running proxy has them warm.
+    for f in &failures {
+        std::hint::black_box(classify(&rules, *f));
+    }
+    let mut per_text = Vec::new();
+    for f in &failures {
+        // At most `iters` calls, and no more than a quarter of a second per text.
+        let start = Instant::now();
+        let mut done = 0;
+        while done < iters && (done < 10 || start.elapsed() < Duration::from_millis(250)) {
+            std::hint::black_box(classify(&rules, std::hint::black_box(*f)));
+            done += 1;
+        }
+        per_text.push(start.elapsed().as_secs_f64() * 1e9 / done as f64);
+    }
+    let mean_ns = per_text.iter().sum::<f64>() / per_text.len() as f64;
+    let worst_ns = per_text.iter().copied().fold(0.0, f64::max);
+    ClassifyFigure {
+        rules: n,
+        load_ms,
+        mean_ns,
+        worst_ns,
+        matched,
+        texts: failures.len(),
+    }
+}
+
+// ----------------------------------------------------------------------------- report
+
+struct Report {
+    passes: usize,
+    fails: usize,
+}
+
+impl Report {
+    fn target(&mut self, ok: bool, what: &str) {
+        if ok {
+            self.passes += 1;
+        } else {
+            self.fails += 1;
+        }
+        println!("{} {what}", if ok { "PASS" } else { "FAIL" });
+    }
+}
+
+fn show<T: Copy>(r: &R<T>, f: impl Fn(T) -> String) -> String {
+    match r {
+        Ok(v) => f(*v),
+        Err(e) => format!("n/a ({e})"),
+    }
+}
+
+fn classification_section(s: &Sizes, report: &mut Report) {
+    println!(
+        "classification, generated rules ({} calls per text; texts matching the last rule of 5 shapes, an early one, none (3, one a 25-frame stack trace))",
+        s.classify_iters
+    );
+    let mut at_1000 = None;
+    for n in [10, 100, 1000] {
+        let c = classification(n, s.classify_iters);
+        println!(
+            "  {:5} rules: load {:7.1} ms   mean {:7.0} ns/failure   slowest text {:7.0} ns   ({} of {} texts matched a rule)",
+            c.rules, c.load_ms, c.mean_ns, c.worst_ns, c.matched, c.texts
+        );
+        if n == 1000 {
+            at_1000 = Some(c);
+        }
+    }
+    let defaults = RuleSet::defaults();
+    let texts = failure_texts(1000);
+    let start = Instant::now();
+    for _ in 0..s.classify_iters {
+        for (text, tool, source) in &texts {
+            std::hint::black_box(classify(
+                &defaults,
+                Failure {
+                    text,
+                    tool,
+                    source: *source,
+                    rpc_code: None,
+                },
+            ));
+        }
+    }
+    let per = start.elapsed().as_secs_f64() * 1e9 / (s.classify_iters * texts.len()) as f64;
+    println!(
+        "  the {} embedded default rules: mean {per:7.0} ns/failure",
+        defaults.rules().len()
+    );
+    if let Some(c) = at_1000 {
+        report.target(
+            c.mean_ns <= 5000.0,
+            &format!(
+                "classification with 1,000 rules <= 5 us per failure: {:.2} us (slowest text {:.2} us)",
+                c.mean_ns / 1e3,
+                c.worst_ns / 1e3
+            ),
+        );
+    }
+    println!();
+}
+
+fn main() {
+    let quick = std::env::args().any(|a| a == "--quick");
+    let classify_only = std::env::args().any(|a| a == "--classify");
+    let s = if quick {
+        Sizes {
+            latency_calls: 1_000,
+            latency_rounds: 1,
+            inflight_calls: 5_000,
+            mb1_calls: 20,
+            mb50_calls: 1,
+            fail_calls: 2_000,
+            startups: 5,
+            growth_n: 2_000,
+            classify_iters: 2_000,
+        }
+    } else {
+        Sizes {
+            latency_calls: 5_000,
+            latency_rounds: 3,
+            inflight_calls: 100_000,
+            mb1_calls: 300,
+            mb50_calls: 6,
+            fail_calls: 30_000,
+            startups: 21,
+            growth_n: 20_000,
+            classify_iters: 20_000,
+        }
+    };
+    if classify_only {
+        let mut report = Report {
+            passes: 0,
+            fails: 0,
+        };
+        classification_section(&s, &mut report);
+        return;
+    }
+    let paths = Paths::find();
+    let mut vias = vec![Via::Direct, Via::Relay, Via::Errnorm];
+    if paths.rtk.is_some() {
+        vias.push(Via::Rtk);
+    }
+    let bench_start = Instant::now();
+    let mut report = Report {
+        passes: 0,
+        fails: 0,
+    };
+    println!(
+        "mcp-errnorm benchmark{}",
+        if quick { " (--quick)" } else { "" }
+    );
+    println!("  upstream: {}", paths.upstream.display());
+    println!("  relay:    {}", paths.relay.display());
+    println!("  errnorm:  {}", paths.errnorm.display());
+    match &paths.rtk {
+        Some(p) => println!("  mcp-rtk:  {}", p.display()),
+        None => println!("  mcp-rtk:  not installed (MCP_ERRNORM_BENCH_RTK unset)"),
+    }
+    println!();
+
+    // Latency: rounds alternate between the ways, and the median round counts, so that drift
+    // on a shared machine hits every way alike.
+    let mut lat: Vec<Vec<(f64, f64)>> = vec![Vec::new(); vias.len()];
+    let mut lat_err: Vec<Option<String>> = vec![None; vias.len()];
+    for _ in 0..s.latency_rounds {
+        for (i, via) in vias.iter().enumerate() {
+            match latency(&paths, *via, &s) {
+                Ok(v) => lat[i].push(v),
+                Err(e) => lat_err[i] = Some(e),
+            }
+        }
+    }
+    let lat: Vec<R<(f64, f64)>> = lat
+        .into_iter()
+        .zip(lat_err)
+        .map(|(v, e)| match e {
+            Some(e) if v.is_empty() => Err(e),
+            _ if v.is_empty() => Err("no rounds".into()),
+            _ => Ok((
+                median(v.iter().map(|x| x.0).collect()),
+                median(v.iter().map(|x| x.1).collect()),
+            )),
+        })
+        .collect();
+    println!(
+        "latency, 1 small tools/call at a time ({} calls x {} rounds, median round)",
+        s.latency_calls, s.latency_rounds
+    );
+    for (via, r) in vias.iter().zip(&lat) {
+        println!(
+            "  {:8} {}",
+            via.name(),
+            show(r, |(p50, p99)| format!(
+                "p50 {p50:7.1} us   p99 {p99:7.1} us"
+            ))
+        );
+    }
+    let base = |i: usize| lat[i].as_ref().ok().map(|v| v.0);
+    if let (Some(d), Some(r)) = (base(0), base(1)) {
+        let relay_added = r - d;
+        for (i, via) in vias.iter().enumerate().skip(2) {
+            if let Some(x) = base(i) {
+                println!(
+                    "  {:8} adds {:6.1} us over direct; the relay adds {:6.1} us: {:.2}x the relay's",
+                    via.name(),
+                    x - d,
+                    relay_added,
+                    (x - d) / relay_added
+                );
+            }
+        }
+        if let Some(x) = base(2) {
+            let ratio = (x - d) / relay_added;
+            report.target(
+                ratio <= 1.2,
+                &format!("latency added over direct (p50) <= 1.2x the relay's: {ratio:.2}x"),
+            );
+        }
+    }
+    println!();
+
+    let ratio_line = |title: &str, unit: &str, results: &[R<f64>]| -> Option<f64> {
+        println!("{title}");
+        let relay = results.get(1).and_then(|r| r.as_ref().ok()).copied();
+        for (via, r) in vias.iter().zip(results) {
+            let ratio = match (via, relay, r) {
+                (Via::Direct | Via::Relay, _, _) | (_, None, _) | (_, _, Err(_)) => String::new(),
+                (_, Some(relay), Ok(v)) => format!("   {:.2}x the relay", v / relay),
+            };
+            println!(
+                "  {:8} {}{ratio}",
+                via.name(),
+                show(r, |v| format!("{v:10.1} {unit}"))
+            );
+        }
+        println!();
+        match (relay, results.get(2)) {
+            (Some(relay), Some(Ok(v))) => Some(v / relay),
+            _ => None,
+        }
+    };
+
+    let r32: Vec<R<f64>> = vias
+        .iter()
+        .map(|v| inflight(&paths, *v, "echo", "{}", s.inflight_calls))
+        .collect();
+    let ratio32 = ratio_line(
+        &format!(
+            "throughput, 32 small calls in flight ({} calls)",
+            s.inflight_calls
+        ),
+        "calls/s",
+        &r32,
+    );
+
+    let mut hwm_50 = None;
+    let mut answer_50 = 0;
+    let mb1: Vec<R<f64>> = vias
+        .iter()
+        .map(|v| big(&paths, *v, 1 << 20, s.mb1_calls).map(|x| x.0))
+        .collect();
+    let ratio_mb1 = ratio_line(
+        &format!(
+            "throughput, 1 MB results, one at a time ({} calls)",
+            s.mb1_calls
+        ),
+        "MB/s",
+        &mb1,
+    );
+    let mb50: Vec<R<f64>> = vias
+        .iter()
+        .map(|v| {
+            big(&paths, *v, 50 << 20, s.mb50_calls).map(|(mbs, hwm, len)| {
+                if *v == Via::Errnorm {
+                    hwm_50 = hwm;
+                    answer_50 = len;
+                }
+                mbs
+            })
+        })
+        .collect();
+    let ratio_mb50 = ratio_line(
+        &format!(
+            "throughput, 50 MB results, one at a time ({} calls)",
+            s.mb50_calls
+        ),
+        "MB/s",
+        &mb50,
+    );
+
+    let fails: Vec<R<f64>> = vias
+        .iter()
+        .map(|v| inflight(&paths, *v, "fail", "{}", s.fail_calls))
+        .collect();
+    let ratio_fail = ratio_line(
+        &format!(
+            "throughput, every result a failure that gets rewritten, 32 in flight ({} calls)",
+            s.fail_calls
+        ),
+        "calls/s",
+        &fails,
+    );
+
+    let starts: Vec<R<f64>> = vias
+        .iter()
+        .map(|v| startup(&paths, *v, s.startups))
+        .collect();
+    println!(
+        "start-up, spawn to the answer to initialize (median of {})",
+        s.startups
+    );
+    for (via, r) in vias.iter().zip(&starts) {
+        println!("  {:8} {}", via.name(), show(r, |v| format!("{v:7.2} ms")));
+    }
+    println!();
+
+    if let Some(r) = ratio32 {
+        report.target(
+            r >= 0.95,
+            &format!("throughput, 32 in flight >= 0.95x the relay's: {r:.2}x"),
+        );
+    }
+    if let Some(r) = ratio_mb1 {
+        report.target(
+            r >= 0.95,
+            &format!("throughput, 1 MB results >= 0.95x the relay's: {r:.2}x"),
+        );
+    }
+    if let Some(r) = ratio_mb50 {
+        println!("(no target) throughput, 50 MB results: {r:.2}x the relay's");
+    }
+    if let Some(r) = ratio_fail {
+        report.target(
+            r >= 0.8,
+            &format!("throughput, every result rewritten >= 0.8x the relay's: {r:.2}x"),
+        );
+    }
+    println!();
+
+    classification_section(&s, &mut report);
+
+    println!(
+        "memory of the proxy process (VmRSS / VmHWM from /proc/PID/status); growth over N = {} and 10 N calls (a tenth of them failures)",
+        s.growth_n
+    );
+    let mut errnorm_mem = None;
+    for via in &vias[1..] {
+        match memory(&paths, *via, s.growth_n) {
+            Ok((idle, n, n10)) => {
+                println!(
+                    "  {:8} idle {:6.1} MB   after N {:6.1} MB   after 10 N {:6.1} MB",
+                    via.name(),
+                    idle as f64 / 1024.0,
+                    n as f64 / 1024.0,
+                    n10 as f64 / 1024.0
+                );
+                if *via == Via::Errnorm {
+                    errnorm_mem = Some((idle, n, n10));
+                }
+            }
+            Err(e) => println!("  {:8} n/a ({e})", via.name()),
+        }
+    }
+    if let Some(hwm) = hwm_50 {
+        println!(
+            "  errnorm  peak (VmHWM) over the 50 MB run: {:.1} MB (largest message {:.1} MB)",
+            hwm as f64 / 1024.0,
+            answer_50 as f64 / 1048576.0
+        );
+    }
+    if let Some((idle, n, n10)) = errnorm_mem {
+        report.target(
+            idle < 10 * 1024,
+            &format!(
+                "idle RSS of the proxy < 10 MB: {:.1} MB",
+                idle as f64 / 1024.0
+            ),
+        );
+        let growth = n10 as i64 - n as i64;
+        report.target(
+            growth <= 1024,
+            &format!(
+                "no RSS growth over a long run (after 10 N - after N <= 1 MB): {:+.2} MB",
+                growth as f64 / 1024.0
+            ),
+        );
+    }
+    if let Some(hwm) = hwm_50 {
+        let limit = 3 * answer_50 as u64 / 1024 + 10 * 1024;
+        report.target(
+            hwm <= limit,
+            &format!(
+                "peak RSS <= 3x the largest message + 10 MB ({:.1} MB): {:.1} MB",
+                limit as f64 / 1024.0,
+                hwm as f64 / 1024.0
+            ),
+        );
+    }
+    println!();
+    println!(
+        "{} passed, {} failed (targets); bench took {:.0} s",
+        report.passes,
+        report.fails,
+        bench_start.elapsed().as_secs_f64()
+    );
+}
