@@ -70,6 +70,7 @@ struct ConfigFile {
     not_found_is_empty: Vec<String>,
     #[serde(default)]
     redact: RedactConfig,
+    max_line_bytes: Option<usize>,
 }
 
 /// `[restart]`: bringing a dead upstream back.
@@ -136,6 +137,8 @@ pub struct Settings {
     pub restart: RestartConfig,
     pub not_found_is_empty: GlobSet,
     pub redactor: Redactor,
+    /// Lines longer than this are streamed through unparsed instead of being held whole.
+    pub max_line_bytes: usize,
 }
 
 impl Settings {
@@ -195,7 +198,14 @@ impl Settings {
         }
         let not_found_is_empty = empty.build().map_err(|e| config_problem(e.to_string()))?;
         let redactor = Redactor::new(&config.redact).map_err(config_problem)?;
+        let max_line_bytes = config.max_line_bytes.unwrap_or(16 << 20);
+        if max_line_bytes < 1024 {
+            return Err(config_problem(format!(
+                "max_line_bytes must be at least 1024, not {max_line_bytes}"
+            )));
+        }
         Ok(Settings {
+            max_line_bytes,
             redactor,
             policy,
             restart: config.restart,

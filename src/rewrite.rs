@@ -192,7 +192,7 @@ impl Rewriter {
         )
     }
 
-    fn proxy_failure(
+    pub fn proxy_failure(
         &self,
         answered: &AnsweredCall,
         code: &str,

@@ -5,7 +5,7 @@ mod common;
 use std::time::Duration;
 
 use common::{Options, Running};
-use serde_json::json;
+use serde_json::{json, Value};
 
 /// A session with every kind of message a client sends, odd ids and odd spellings included.
 /// Every request here is answered exactly once by the fixture; no answer is a failure.
@@ -146,4 +146,58 @@ fn lines_without_final_newline_and_crlf_pass() {
     p.assert_quiet(Duration::from_millis(100));
     p.close_stdin();
     p.wait();
+}
+
+/// Lines above `max_line_bytes` are streamed through unparsed in both directions, byte for
+/// byte, and the request an oversized answer settles is not answered twice.
+#[test]
+fn oversized_lines_stream_through_unchanged() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("c.toml");
+    std::fs::write(&config, "max_line_bytes = 4096\n").unwrap();
+    let mut p = Running::start(Options {
+        proxy_args: &["--config", config.to_str().unwrap()],
+        ..Options::default()
+    });
+    let big = "x".repeat(200_000);
+    // A failure the proxy would rewrite if it could hold it: it passes as it is.
+    let answer_line = format!(
+        r#"{{"result":{{"content":[{{"type":"text","text":"fetch failed {big}"}}],"isError":true}},"jsonrpc":"2.0","id":{{ID}}}}"#
+    );
+    let request = json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call",
+                         "params": {"name": "emit", "arguments": {"lines": [answer_line]}}});
+    let request_line = request.to_string();
+    assert!(request_line.len() > 4096);
+    p.send(&request_line);
+    let got = p.recv_raw();
+    assert_eq!(
+        String::from_utf8(got).unwrap(),
+        format!("{}\n", answer_line.replace("{ID}", "9")),
+        "streamed unchanged"
+    );
+    // A small request with a big answer: streamed unrewritten, and its request settled.
+    p.send(r#"{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"big","arguments":{"size":100000}}}"#);
+    let big_answer: Value = p.recv();
+    assert_eq!(big_answer["id"], 11);
+    assert!(
+        big_answer["result"]["_meta"].is_null(),
+        "too large to rewrite"
+    );
+    // Still in step: a small call is inspected and rewritten as usual.
+    p.send(r#"{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"fail","arguments":{"text":"fetch failed"}}}"#);
+    assert_eq!(p.recv()["result"]["isError"], true);
+    // The upstream dies: only requests still waiting get answers, not 11 a second time.
+    p.send(r#"{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"crash","arguments":{}}}"#);
+    let last = p.recv();
+    assert_eq!(last["id"], 12, "{last}");
+    p.wait();
+    assert!(
+        p.drain().is_empty(),
+        "the oversized answer settled its request: no second answer"
+    );
+    let recorded = String::from_utf8(p.recorded()).unwrap();
+    assert!(
+        recorded.starts_with(&format!("{request_line}\n")),
+        "the client's big line reached the upstream unchanged"
+    );
 }

@@ -277,6 +277,45 @@ impl Inspector {
         );
     }
 
+    /// An upstream line too large to inspect has been streamed to the client unchanged; `id` is
+    /// its top-level id, if it had one. The request it answers is settled, unrewritten.
+    pub fn oversized_answer(&self, id: Option<&[u8]>) -> Effects {
+        let mut effects = Effects::default();
+        let raw = id
+            .and_then(|id| std::str::from_utf8(id).ok())
+            .and_then(|id| RawValue::from_string(id.to_owned()).ok());
+        let Some(raw) = raw else {
+            tracing::warn!("an upstream line larger than max_line_bytes passed unparsed");
+            return effects;
+        };
+        let answered = self.session().upstream_answer(&raw, None);
+        tracing::warn!(
+            id = raw.get(),
+            "an answer larger than max_line_bytes passed unparsed and unrewritten"
+        );
+        if let Answered::Call(call) = answered {
+            self.record_outcome(&call.call.name, false);
+            if call.attempt > 1 {
+                // It went out under the retry's id, which the client does not know: answer the
+                // client's own id, so it is not left waiting.
+                let rewritten = self.rewriter.load().proxy_failure(
+                    &call,
+                    crate::taxonomy::codes::SYSTEM_UNAVAILABLE,
+                    "The server's answer to a retried call was larger than max_line_bytes and \
+                     could not be delivered."
+                        .to_owned(),
+                    "answer larger than max_line_bytes".to_owned(),
+                    None,
+                    "builtin:oversized-retry-answer",
+                );
+                effects
+                    .to_client
+                    .push(wire::response_line(&call.id, &rewritten.result));
+            }
+        }
+        effects
+    }
+
     /// A timer is due.
     pub fn fire(&self, timer: Timer) -> Effects {
         let mut effects = Effects::default();

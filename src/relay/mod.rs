@@ -11,17 +11,18 @@
 //! Bounded channels between the stages carry back-pressure.
 
 mod inspector;
+mod lines;
 
 use std::collections::VecDeque;
-use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::io::{BufReader, BufWriter, Write};
 use std::process::ExitStatus;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::process::{Child, ChildStdin, ChildStdout};
 use tokio::signal::unix::{signal, SignalKind};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinHandle;
 use tokio::time::{sleep_until, timeout, Instant};
 
@@ -34,6 +35,10 @@ use crate::upstream;
 
 /// Lines in flight between two stages before the reader waits.
 const CHANNEL_LINES: usize = 64;
+/// Bytes in flight towards stdout before the upstream reader waits (a line larger than this
+/// takes the whole budget): a client that stops reading slows the upstream down instead of
+/// growing buffers.
+const CLIENT_BUDGET: usize = 4 << 20;
 /// How long the upstream's last output may take to drain after it exited.
 const DRAIN_WAIT: Duration = Duration::from_secs(1);
 /// How long a restarted upstream may take to answer the replayed `initialize`.
@@ -60,13 +65,25 @@ enum Inbound {
     Attach(ChildStdin),
     /// The upstream is gone: hold lines until the next one is attached.
     Detach,
+    /// A client line too large to inspect, in chunks, to be written through as it comes.
+    Stream(mpsc::Receiver<Vec<u8>>),
+}
+
+/// What the stdout thread receives.
+enum Out {
+    /// A line, holding its share of the byte budget until written.
+    Line(Vec<u8>, OwnedSemaphorePermit),
+    /// An upstream line too large to inspect, in chunks.
+    Stream(mpsc::Receiver<Vec<u8>>),
 }
 
 /// The channels every stage writes to, and the inspector: enough to carry out [`Effects`].
 struct Io {
     inspector: Arc<Inspector>,
-    to_client: mpsc::Sender<Vec<u8>>,
+    to_client: mpsc::Sender<Out>,
+    budget: Arc<Semaphore>,
     to_upstream: mpsc::Sender<Inbound>,
+    max_line: usize,
 }
 
 impl Io {
@@ -94,7 +111,11 @@ impl Io {
             let _ = self.to_upstream.send(Inbound::Proxy(line)).await;
         }
         for line in to_client {
-            if self.to_client.send(line).await.is_err() {
+            let share = line.len().clamp(1, CLIENT_BUDGET) as u32;
+            let Ok(permit) = self.budget.clone().acquire_many_owned(share).await else {
+                return false;
+            };
+            if self.to_client.send(Out::Line(line, permit)).await.is_err() {
                 return false;
             }
         }
@@ -126,15 +147,18 @@ pub async fn run(
         inspector.rewriter.clone(),
     ));
 
-    let (to_client, client_lines) = mpsc::channel::<Vec<u8>>(CHANNEL_LINES);
+    let (to_client, client_lines) = mpsc::channel::<Out>(CHANNEL_LINES);
     let stdout_thread = std::thread::spawn(move || write_stdout(client_lines));
     let (to_upstream, inbound) = mpsc::channel::<Inbound>(CHANNEL_LINES);
     let from_client = to_upstream.clone();
-    std::thread::spawn(move || read_stdin(from_client));
+    let max_line = settings.max_line_bytes;
+    std::thread::spawn(move || read_stdin(from_client, max_line));
     let io = Arc::new(Io {
         inspector: inspector.clone(),
         to_client,
+        budget: Arc::new(Semaphore::new(CLIENT_BUDGET)),
         to_upstream,
+        max_line,
     });
 
     let stdin = child.stdin.take().expect("stdin is piped");
@@ -384,21 +408,42 @@ async fn wait_for_thread(thread: std::thread::JoinHandle<()>, limit: Duration) {
 }
 
 /// Reads the client's lines on a plain thread (a blocking stdin read cannot be cancelled).
-fn read_stdin(inbound: mpsc::Sender<Inbound>) {
+/// A line longer than `max_line` goes through in chunks, unparsed.
+fn read_stdin(inbound: mpsc::Sender<Inbound>, max_line: usize) {
+    use lines::{read_chunk, read_line, Chunk, Read};
     let mut stdin = BufReader::with_capacity(64 * 1024, std::io::stdin().lock());
     loop {
-        let mut line = Vec::new();
-        match stdin.read_until(b'\n', &mut line) {
-            Ok(0) => break,
-            Ok(_) => {
-                if inbound.blocking_send(Inbound::Client(line)).is_err() {
+        let message = match read_line(&mut stdin, max_line) {
+            Ok(Read::Line(line)) => Inbound::Client(line),
+            Ok(Read::Oversized(first)) => {
+                tracing::warn!(
+                    max_line,
+                    "a client line is larger than max_line_bytes: passed through unparsed"
+                );
+                let (tx, rx) = mpsc::channel(4);
+                if inbound.blocking_send(Inbound::Stream(rx)).is_err()
+                    || tx.blocking_send(first).is_err()
+                {
                     return;
                 }
+                while let Ok(Chunk::Data(chunk, end)) = read_chunk(&mut stdin) {
+                    if tx.blocking_send(chunk).is_err() {
+                        return;
+                    }
+                    if end {
+                        break;
+                    }
+                }
+                continue;
             }
+            Ok(Read::Eof) => break,
             Err(e) => {
                 tracing::warn!("reading stdin failed: {e}");
                 break;
             }
+        };
+        if inbound.blocking_send(message).is_err() {
+            return;
         }
     }
     let _ = inbound.blocking_send(Inbound::ClientEof);
@@ -406,17 +451,30 @@ fn read_stdin(inbound: mpsc::Sender<Inbound>) {
 
 /// Writes lines to stdout on a plain thread, flushing whenever no more lines are waiting.
 /// Ends when every sender is gone, or when the client stops reading (broken pipe).
-fn write_stdout(mut lines: mpsc::Receiver<Vec<u8>>) {
+fn write_stdout(mut out: mpsc::Receiver<Out>) {
     let mut stdout = BufWriter::with_capacity(64 * 1024, std::io::stdout().lock());
-    let mut write = |line: &[u8], flush: bool| -> std::io::Result<()> {
-        stdout.write_all(line)?;
-        if flush {
-            stdout.flush()?;
-        }
-        Ok(())
-    };
-    while let Some(line) = lines.blocking_recv() {
-        if let Err(e) = write(&line, lines.is_empty()) {
+    while let Some(message) = out.blocking_recv() {
+        let written = match message {
+            Out::Line(line, _permit) => stdout.write_all(&line),
+            Out::Stream(mut chunks) => {
+                let mut result = Ok(());
+                while let Some(chunk) = chunks.blocking_recv() {
+                    result = stdout.write_all(&chunk);
+                    if result.is_err() {
+                        break;
+                    }
+                }
+                result
+            }
+        };
+        let flushed = written.and_then(|()| {
+            if out.is_empty() {
+                stdout.flush()
+            } else {
+                Ok(())
+            }
+        });
+        if let Err(e) = flushed {
             tracing::debug!("stdout closed: {e}");
             return;
         }
@@ -456,6 +514,19 @@ async fn upstream_writer(mut inbound: mpsc::Receiver<Inbound>, io: Arc<Io>, stdi
                 stdin = None;
                 Vec::new()
             }
+            Inbound::Stream(mut chunks) => {
+                while let Some(chunk) = chunks.recv().await {
+                    let Some(pipe) = stdin.as_mut() else {
+                        tracing::warn!("an oversized client line was lost: no upstream attached");
+                        break;
+                    };
+                    if let Err(e) = pipe.write_all(&chunk).await {
+                        tracing::warn!("cannot write to the upstream: {e}");
+                        stdin = None;
+                    }
+                }
+                Vec::new()
+            }
         };
         for line in lines {
             match stdin.as_mut() {
@@ -491,17 +562,47 @@ fn spawn_reader(child: &mut Child, io: &Arc<Io>) -> JoinHandle<ReaderEnd> {
 /// Upstream to client: every line through the inspector, which forwards it as it came unless
 /// it is a failed tool call (rewritten, or retried) or non-JSON noise.
 async fn upstream_reader(stdout: ChildStdout, io: Arc<Io>) -> ReaderEnd {
+    use lines::{read_chunk_async, read_line_async, Chunk, IdScanner, Read};
     let mut reader = tokio::io::BufReader::with_capacity(64 * 1024, stdout);
     loop {
-        let mut line = Vec::new();
-        match reader.read_until(b'\n', &mut line).await {
-            Ok(0) => return ReaderEnd::Eof,
-            Ok(_) => {}
+        let mut line = match read_line_async(&mut reader, io.max_line).await {
+            Ok(Read::Line(line)) => line,
+            Ok(Read::Oversized(first)) => {
+                // Streamed as it comes; only its id is followed, to settle the request.
+                let (tx, rx) = mpsc::channel(4);
+                let mut scanner = IdScanner::default();
+                scanner.feed(&first);
+                if io.to_client.send(Out::Stream(rx)).await.is_err()
+                    || tx.send(first).await.is_err()
+                {
+                    return ReaderEnd::ClientGone;
+                }
+                let mut ended = false;
+                while !ended {
+                    let Ok(Chunk::Data(chunk, end)) = read_chunk_async(&mut reader).await else {
+                        // The upstream ended mid-line: end the line, so the next one is whole.
+                        let _ = tx.send(b"\n".to_vec()).await;
+                        return ReaderEnd::Eof;
+                    };
+                    ended = end;
+                    scanner.feed(&chunk);
+                    if tx.send(chunk).await.is_err() {
+                        return ReaderEnd::ClientGone;
+                    }
+                }
+                drop(tx);
+                let effects = io.inspector.oversized_answer(scanner.id());
+                if !io.apply(effects).await {
+                    return ReaderEnd::ClientGone;
+                }
+                continue;
+            }
+            Ok(Read::Eof) => return ReaderEnd::Eof,
             Err(e) => {
                 tracing::warn!("reading the upstream's stdout failed: {e}");
                 return ReaderEnd::Eof;
             }
-        }
+        };
         // A last line without its newline would run into whatever is written next.
         if line.last() != Some(&b'\n') {
             line.push(b'\n');
