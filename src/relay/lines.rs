@@ -42,39 +42,55 @@ fn take(buf: &[u8], room: usize, out: &mut Vec<u8>) -> (usize, bool) {
     }
 }
 
+/// One step of reading a line: takes from a freshly filled `buf` into `line`. Returns how many
+/// bytes were used and, when the read is over, its outcome.
+fn line_step(buf: &[u8], limit: usize, line: &mut Vec<u8>) -> (usize, Option<Read>) {
+    if buf.is_empty() {
+        let outcome = if line.is_empty() {
+            Read::Eof
+        } else {
+            Read::Line(std::mem::take(line))
+        };
+        return (0, Some(outcome));
+    }
+    let (used, done) = take(buf, limit - line.len(), line);
+    let outcome = if done {
+        Some(Read::Line(std::mem::take(line)))
+    } else if line.len() >= limit {
+        Some(Read::Oversized(std::mem::take(line)))
+    } else {
+        None
+    };
+    (used, outcome)
+}
+
+/// One step of reading a chunk of an oversized line.
+fn chunk_step(buf: &[u8]) -> (usize, Chunk) {
+    if buf.is_empty() {
+        return (0, Chunk::Eof);
+    }
+    let mut chunk = Vec::new();
+    let (used, done) = take(buf, usize::MAX, &mut chunk);
+    (used, Chunk::Data(chunk, done))
+}
+
 /// Reads one line of at most `limit` bytes from a blocking reader.
 pub fn read_line(reader: &mut impl BufRead, limit: usize) -> std::io::Result<Read> {
     let mut line = Vec::new();
     loop {
-        let buf = reader.fill_buf()?;
-        if buf.is_empty() {
-            return Ok(if line.is_empty() {
-                Read::Eof
-            } else {
-                Read::Line(line)
-            });
-        }
-        let (used, done) = take(buf, limit - line.len(), &mut line);
+        let (used, outcome) = line_step(reader.fill_buf()?, limit, &mut line);
         reader.consume(used);
-        if done {
-            return Ok(Read::Line(line));
-        }
-        if line.len() >= limit {
-            return Ok(Read::Oversized(line));
+        if let Some(outcome) = outcome {
+            return Ok(outcome);
         }
     }
 }
 
 /// The next chunk of an oversized line, from a blocking reader.
 pub fn read_chunk(reader: &mut impl BufRead) -> std::io::Result<Chunk> {
-    let buf = reader.fill_buf()?;
-    if buf.is_empty() {
-        return Ok(Chunk::Eof);
-    }
-    let mut chunk = Vec::new();
-    let (used, done) = take(buf, usize::MAX, &mut chunk);
+    let (used, chunk) = chunk_step(reader.fill_buf()?);
     reader.consume(used);
-    Ok(Chunk::Data(chunk, done))
+    Ok(chunk)
 }
 
 /// Reads one line of at most `limit` bytes from an async reader.
@@ -84,35 +100,19 @@ pub async fn read_line_async(
 ) -> std::io::Result<Read> {
     let mut line = Vec::new();
     loop {
-        let buf = reader.fill_buf().await?;
-        if buf.is_empty() {
-            return Ok(if line.is_empty() {
-                Read::Eof
-            } else {
-                Read::Line(line)
-            });
-        }
-        let (used, done) = take(buf, limit - line.len(), &mut line);
+        let (used, outcome) = line_step(reader.fill_buf().await?, limit, &mut line);
         reader.consume(used);
-        if done {
-            return Ok(Read::Line(line));
-        }
-        if line.len() >= limit {
-            return Ok(Read::Oversized(line));
+        if let Some(outcome) = outcome {
+            return Ok(outcome);
         }
     }
 }
 
 /// The next chunk of an oversized line, from an async reader.
 pub async fn read_chunk_async(reader: &mut (impl AsyncBufRead + Unpin)) -> std::io::Result<Chunk> {
-    let buf = reader.fill_buf().await?;
-    if buf.is_empty() {
-        return Ok(Chunk::Eof);
-    }
-    let mut chunk = Vec::new();
-    let (used, done) = take(buf, usize::MAX, &mut chunk);
+    let (used, chunk) = chunk_step(reader.fill_buf().await?);
     reader.consume(used);
-    Ok(Chunk::Data(chunk, done))
+    Ok(chunk)
 }
 
 /// Where the scanner is in the top-level object.
