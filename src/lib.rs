@@ -19,8 +19,10 @@
 //! - [`config`]: the config file and the options of a run.
 //!
 //! A thin I/O shell:
-//! - [`relay`]: the two pumps between client and upstream, asking session and rewrite per line.
-//! - [`upstream`]: spawning the server, signals, the shutdown ladder.
+//! - [`relay`]: the pumps between client and upstream, timers, and the upstream's lifecycle
+//!   (shutdown ladder, restart). Its [`relay::Inspector`] holds the per-line decisions (session,
+//!   rewrite, retries, timeouts, breakers) as values, apart from any I/O.
+//! - [`upstream`]: spawning the server (no shell), signals, exit statuses.
 //! - [`reload`]: polling the config and rule files, swapping in a valid new table.
 //! - [`unmatched`]: `--log-unmatched`, failures no rule matched as JSON lines.
 //! - [`cli`]: the command line (run mode, `demo`, the rule tools).
@@ -31,7 +33,7 @@
 //!
 //! The core never reaches the shell: `relay` calls `session` and `rewrite`, never the reverse.
 
-// stdout belongs to the protocol: only the demo prints on purpose.
+// stdout belongs to the protocol: only the demo and the offline tools print, on purpose.
 #![deny(clippy::print_stdout)]
 
 pub mod check;
