@@ -92,7 +92,17 @@ impl Paths {
                 c
             }
             Via::Errnorm => {
-                let mut c = Command::new(&self.errnorm);
+                // MCP_ERRNORM_BENCH_PREFIX="perf record -g -o FILE --" profiles the proxy.
+                let prefix = std::env::var("MCP_ERRNORM_BENCH_PREFIX").unwrap_or_default();
+                let mut words = prefix.split_whitespace();
+                let mut c = match words.next() {
+                    Some(first) => {
+                        let mut c = Command::new(first);
+                        c.args(words).arg(&self.errnorm);
+                        c
+                    }
+                    None => Command::new(&self.errnorm),
+                };
                 c.arg("--").arg(&self.upstream);
                 c
             }
@@ -131,6 +141,9 @@ impl Proc {
             .command(via)
             .spawn()
             .map_err(|e| format!("spawn {}: {e}", via.name()))?;
+        if std::env::var_os("MCP_ERRNORM_BENCH_VERBOSE").is_some() {
+            eprintln!("started {} as pid {}", via.name(), child.id());
+        }
         let stdin = child.stdin.take();
         let stdout = child
             .stdout
@@ -335,6 +348,10 @@ fn proc_status_kb(pid: u32, field: &str) -> Option<u64> {
         .ok()
 }
 
+fn skipped<T>() -> R<T> {
+    Err("skipped".into())
+}
+
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(|a, b| a.total_cmp(b));
     v[v.len() / 2]
@@ -382,18 +399,41 @@ fn latency(paths: &Paths, via: Via, s: &Sizes) -> R<(f64, f64)> {
     Ok((percentile(&micros, 0.5), percentile(&micros, 0.99)))
 }
 
-/// Calls per second with 32 in flight.
-fn inflight(paths: &Paths, via: Via, tool: &str, args: &str, total: usize) -> R<f64> {
+/// Calls per second with 32 in flight, and the CPU the process used per call (us; for a proxy,
+/// its own CPU, not the upstream's).
+fn inflight(paths: &Paths, via: Via, tool: &str, args: &str, total: usize) -> R<(f64, f64)> {
     let mut p = Proc::start(paths, via)?;
     p.handshake()?;
     p.windowed(tool, args, 1000.min(total), 32)?;
+    let cpu0 = cpu_seconds(p.pid());
     let (secs, _) = p.windowed(tool, args, total, 32)?;
+    let cpu = cpu_seconds(p.pid()) - cpu0;
     p.finish();
-    Ok(total as f64 / secs)
+    Ok((total as f64 / secs, cpu * 1e6 / total as f64))
 }
 
-/// MB/s of results of `size` bytes, one call at a time; and the process's peak RSS (kB).
-fn big(paths: &Paths, via: Via, size: usize, calls: usize) -> R<(f64, Option<u64>, usize)> {
+/// User + system CPU seconds of a process, all its threads, from /proc/PID/stat.
+fn cpu_seconds(pid: u32) -> f64 {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return 0.0;
+    };
+    // Fields after the command name, which is in parentheses and may hold spaces.
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|f| f.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
+    // SAFETY: sysconf has no preconditions.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+    (ticks(11) + ticks(12)) / hz
+}
+
+/// MB/s of results of `size` bytes, one call at a time; the process's peak RSS (kB), the size of
+/// one answer, and the process's CPU per call (us).
+fn big(paths: &Paths, via: Via, size: usize, calls: usize) -> R<(f64, Option<u64>, usize, f64)> {
     let mut p = Proc::start(paths, via)?;
     p.handshake()?;
     let args = format!("{{\"bytes\":{size}}}");
@@ -402,6 +442,7 @@ fn big(paths: &Paths, via: Via, size: usize, calls: usize) -> R<(f64, Option<u64
     p.request(&warm, &mut buf)?;
     let answer_len = buf.len();
     let lines: Vec<Vec<u8>> = (0..calls).map(|_| p.call_line("big", &args)).collect();
+    let cpu0 = cpu_seconds(p.pid());
     let start = Instant::now();
     let mut bytes = 0u64;
     for line in &lines {
@@ -409,9 +450,10 @@ fn big(paths: &Paths, via: Via, size: usize, calls: usize) -> R<(f64, Option<u64
         bytes += buf.len() as u64;
     }
     let secs = start.elapsed().as_secs_f64();
+    let cpu = (cpu_seconds(p.pid()) - cpu0) * 1e6 / calls as f64;
     let hwm = proc_status_kb(p.pid(), "VmHWM:");
     p.finish();
-    Ok((bytes as f64 / secs / 1e6, hwm, answer_len))
+    Ok((bytes as f64 / secs / 1e6, hwm, answer_len, cpu))
 }
 
 /// Milliseconds from spawn to the answer to `initialize`, median of `n`.
@@ -716,6 +758,10 @@ fn classification_section(s: &Sizes, report: &mut Report) {
 fn main() {
     let quick = std::env::args().any(|a| a == "--quick");
     let classify_only = std::env::args().any(|a| a == "--classify");
+    // `--only=inflight` (or latency, mb1, mb50, fail, startup, memory, classify): one workload.
+    let only: Option<String> =
+        std::env::args().find_map(|a| a.strip_prefix("--only=").map(str::to_owned));
+    let want = |name: &str| only.as_deref().is_none_or(|o| o == name);
     let s = if quick {
         Sizes {
             latency_calls: 1_000,
@@ -776,7 +822,7 @@ fn main() {
     // on a shared machine hits every way alike.
     let mut lat: Vec<Vec<(f64, f64)>> = vec![Vec::new(); vias.len()];
     let mut lat_err: Vec<Option<String>> = vec![None; vias.len()];
-    for _ in 0..s.latency_rounds {
+    for _ in 0..if want("latency") { s.latency_rounds } else { 0 } {
         for (i, via) in vias.iter().enumerate() {
             match latency(&paths, *via, &s) {
                 Ok(v) => lat[i].push(v),
@@ -833,30 +879,41 @@ fn main() {
     }
     println!();
 
-    let ratio_line = |title: &str, unit: &str, results: &[R<f64>]| -> Option<f64> {
+    // Each result: the figure, and the CPU the process used per call where measured.
+    let ratio_line = |title: &str, unit: &str, results: &[R<(f64, Option<f64>)>]| -> Option<f64> {
         println!("{title}");
-        let relay = results.get(1).and_then(|r| r.as_ref().ok()).copied();
+        let relay = results.get(1).and_then(|r| r.as_ref().ok()).map(|r| r.0);
         for (via, r) in vias.iter().zip(results) {
             let ratio = match (via, relay, r) {
                 (Via::Direct | Via::Relay, _, _) | (_, None, _) | (_, _, Err(_)) => String::new(),
-                (_, Some(relay), Ok(v)) => format!("   {:.2}x the relay", v / relay),
+                (_, Some(relay), Ok(v)) => format!("   {:.2}x the relay", v.0 / relay),
+            };
+            let cpu = match r {
+                Ok((_, Some(cpu))) => format!("   {cpu:6.2} us CPU/call"),
+                _ => String::new(),
             };
             println!(
-                "  {:8} {}{ratio}",
+                "  {:8} {}{cpu}{ratio}",
                 via.name(),
-                show(r, |v| format!("{v:10.1} {unit}"))
+                show(r, |v| format!("{:10.1} {unit}", v.0))
             );
         }
         println!();
         match (relay, results.get(2)) {
-            (Some(relay), Some(Ok(v))) => Some(v / relay),
+            (Some(relay), Some(Ok(v))) => Some(v.0 / relay),
             _ => None,
         }
     };
 
-    let r32: Vec<R<f64>> = vias
+    let r32: Vec<R<(f64, Option<f64>)>> = vias
         .iter()
-        .map(|v| inflight(&paths, *v, "echo", "{}", s.inflight_calls))
+        .map(|v| {
+            if want("inflight") {
+                inflight(&paths, *v, "echo", "{}", s.inflight_calls).map(|(c, u)| (c, Some(u)))
+            } else {
+                Err("skipped".into())
+            }
+        })
         .collect();
     let ratio32 = ratio_line(
         &format!(
@@ -869,9 +926,15 @@ fn main() {
 
     let mut hwm_50 = None;
     let mut answer_50 = 0;
-    let mb1: Vec<R<f64>> = vias
+    let mb1: Vec<R<(f64, Option<f64>)>> = vias
         .iter()
-        .map(|v| big(&paths, *v, 1 << 20, s.mb1_calls).map(|x| x.0))
+        .map(|v| {
+            if want("mb1") {
+                big(&paths, *v, 1 << 20, s.mb1_calls).map(|x| (x.0, Some(x.3)))
+            } else {
+                skipped()
+            }
+        })
         .collect();
     let ratio_mb1 = ratio_line(
         &format!(
@@ -881,15 +944,18 @@ fn main() {
         "MB/s",
         &mb1,
     );
-    let mb50: Vec<R<f64>> = vias
+    let mb50: Vec<R<(f64, Option<f64>)>> = vias
         .iter()
         .map(|v| {
-            big(&paths, *v, 50 << 20, s.mb50_calls).map(|(mbs, hwm, len)| {
+            if !want("mb50") {
+                return skipped();
+            }
+            big(&paths, *v, 50 << 20, s.mb50_calls).map(|(mbs, hwm, len, cpu)| {
                 if *v == Via::Errnorm {
                     hwm_50 = hwm;
                     answer_50 = len;
                 }
-                mbs
+                (mbs, Some(cpu))
             })
         })
         .collect();
@@ -902,9 +968,15 @@ fn main() {
         &mb50,
     );
 
-    let fails: Vec<R<f64>> = vias
+    let fails: Vec<R<(f64, Option<f64>)>> = vias
         .iter()
-        .map(|v| inflight(&paths, *v, "fail", "{}", s.fail_calls))
+        .map(|v| {
+            if want("fail") {
+                inflight(&paths, *v, "fail", "{}", s.fail_calls).map(|(c, u)| (c, Some(u)))
+            } else {
+                Err("skipped".into())
+            }
+        })
         .collect();
     let ratio_fail = ratio_line(
         &format!(
@@ -917,7 +989,13 @@ fn main() {
 
     let starts: Vec<R<f64>> = vias
         .iter()
-        .map(|v| startup(&paths, *v, s.startups))
+        .map(|v| {
+            if want("startup") {
+                startup(&paths, *v, s.startups)
+            } else {
+                skipped()
+            }
+        })
         .collect();
     println!(
         "start-up, spawn to the answer to initialize (median of {})",
@@ -951,14 +1029,16 @@ fn main() {
     }
     println!();
 
-    classification_section(&s, &mut report);
+    if want("classify") {
+        classification_section(&s, &mut report);
+    }
 
     println!(
         "memory of the proxy process (VmRSS / VmHWM from /proc/PID/status); growth over N = {} and 10 N calls (a tenth of them failures)",
         s.growth_n
     );
     let mut errnorm_mem = None;
-    for via in &vias[1..] {
+    for via in vias[1..].iter().filter(|_| want("memory")) {
         match memory(&paths, *via, s.growth_n) {
             Ok((idle, n, n10)) => {
                 println!(
