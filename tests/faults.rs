@@ -534,7 +534,7 @@ fn soak_one_million_messages() {
     let mut answered = vec![0u8; CALLS as usize];
     let (mut sent, mut received, mut rewritten) = (0u64, 0u64, 0u64);
     let is_failure = |id: u64| id % 10 == 3;
-    let mut send = |stdin: &mut std::io::BufWriter<_>, id: u64| {
+    let send = |stdin: &mut std::io::BufWriter<_>, id: u64| {
         let line = if is_failure(id) {
             call(
                 id,

@@ -1,0 +1,514 @@
+//! Transparency as a property: for any sequence of messages (requests, notifications, responses
+//! with odd ids, successes, failures, garbage lines), what comes out equals what went in, except
+//! the answers to `tools/call` that are failures, which are rewritten (and non-JSON lines from the
+//! upstream, which are kept off the protocol stream by default).
+//!
+//! Two levels:
+//! - the library: the per-line steps the relay takes, composed from the public core
+//!   (`wire::parse`, `Session`, `Rewriter`), many cases;
+//! - the real binary with the fixture upstream, few cases (each starts two processes).
+//!
+//! The oracle is independent of the proxy: it decides from the generated messages alone which
+//! answers must be rewritten, using only the protocol's rules (the id is pending as a
+//! `tools/call`, and the answer is an `isError: true` result or a non-control JSON-RPC error).
+
+mod common;
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Stdio};
+use std::sync::LazyLock;
+
+use mcp_errnorm::config::{Flags, Settings};
+use mcp_errnorm::rewrite::{Answer, Rewriter};
+use mcp_errnorm::session::{Answered, Session};
+use mcp_errnorm::wire::{self, IdKey, Line, Message};
+use proptest::prelude::*;
+use serde_json::value::RawValue;
+use serde_json::{json, Value};
+
+// ----------------------------------------------------------------------------- generators
+
+/// Ids from a small pool, so that answers meet requests, ids collide, and spellings differ
+/// (`1` and `1.0`, `"a"` and `"\u0061"` are the same id).
+fn id() -> impl Strategy<Value = String> {
+    prop_oneof![
+        Just("1".to_owned()),
+        Just("2".to_owned()),
+        Just("1.0".to_owned()),
+        Just("0".to_owned()),
+        Just("-7".to_owned()),
+        Just("\"a\"".to_owned()),
+        Just("\"\\u0061\"".to_owned()),
+        Just("\"b\"".to_owned()),
+        Just("\"\"".to_owned()),
+        Just("123456789012345678901234567890".to_owned()),
+        Just("null".to_owned()),
+        Just("{}".to_owned()),
+        Just("true".to_owned()),
+    ]
+}
+
+fn text() -> impl Strategy<Value = String> {
+    prop_oneof![
+        Just("ENOENT: no such file or directory, open '/srv/x'".to_owned()),
+        Just("connect ECONNREFUSED 127.0.0.1:5432".to_owned()),
+        Just("429 Too Many Requests; Retry-After: 3".to_owned()),
+        Just("permission denied".to_owned()),
+        Just("Error: ok".to_owned()),
+        Just("".to_owned()),
+        "[ -~]{0,40}",
+        "\\PC{0,20}",
+    ]
+}
+
+/// A JSON string literal for `s`.
+fn lit(s: &str) -> String {
+    serde_json::to_string(s).unwrap()
+}
+
+fn tool() -> impl Strategy<Value = String> {
+    prop_oneof![
+        Just("read_file".to_owned()),
+        Just("fetch".to_owned()),
+        Just("echo".to_owned())
+    ]
+}
+
+/// A line the client sends.
+fn client_line() -> impl Strategy<Value = String> {
+    prop_oneof![
+        4 => (id(), tool(), text()).prop_map(|(id, tool, t)| format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":{},"arguments":{{"q":{}}}}}}}"#,
+            lit(&tool),
+            lit(&t)
+        )),
+        1 => id().prop_map(|id| format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"t","arguments":{{}},"task":{{"ttl":1000}}}}}}"#
+        )),
+        1 => id().prop_map(|id| format!(r#"{{"method":"tools/list","id":{id},"jsonrpc":"2.0"}}"#)),
+        1 => id().prop_map(|id| format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#)),
+        1 => id().prop_map(|id| format!(
+            r#"{{"jsonrpc":"2.0","method":"notifications/cancelled","params":{{"requestId":{id}}}}}"#
+        )),
+        1 => Just(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#.to_owned()),
+        1 => id().prop_map(|id| format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{}}}}"#)),
+        1 => garbage(),
+    ]
+}
+
+/// A `result` or `error` member for an answer.
+fn answer_body() -> impl Strategy<Value = String> {
+    prop_oneof![
+        3 => text().prop_map(|t| format!(
+            r#""result":{{"content":[{{"type":"text","text":{}}}],"isError":true}}"#,
+            lit(&t)
+        )),
+        2 => text().prop_map(|t| format!(
+            r#""result":{{"content":[{{"type":"text","text":{}}}]}}"#,
+            lit(&t)
+        )),
+        1 => text().prop_map(|t| format!(
+            r#""result":{{"content":[{{"type":"text","text":{}}}],"isError":false}}"#,
+            lit(&t)
+        )),
+        1 => Just(r#""result":{"isError":true,"task":{"taskId":"t1"}}"#.to_owned()),
+        1 => Just(r#""result":{"isError":true,"resultType":"input_required","content":[]}"#.to_owned()),
+        1 => Just(r#""result":{"isError":true,"content":"bare string"}"#.to_owned()),
+        1 => Just(r#""result":{"isError":"true","content":[]}"#.to_owned()),
+        1 => Just(r#""result":[1,2]"#.to_owned()),
+        2 => (prop_oneof![Just(-32602i64), Just(-32603), Just(-32042), Just(-32050), Just(1)], text())
+            .prop_map(|(code, t)| format!(r#""error":{{"code":{code},"message":{}}}"#, lit(&t))),
+        1 => Just(r#""error":{"message":5}"#.to_owned()),
+    ]
+}
+
+/// A line the upstream sends.
+fn upstream_line() -> impl Strategy<Value = String> {
+    prop_oneof![
+        6 => (id(), answer_body(), any::<bool>()).prop_map(|(id, body, id_first)| if id_first {
+            format!(r#"{{"jsonrpc":"2.0","id":{id},{body}}}"#)
+        } else {
+            format!(r#"{{{body},"jsonrpc":"2.0","id":{id}}}"#)
+        }),
+        1 => id().prop_map(|id| format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"sampling/createMessage","params":{{}}}}"#
+        )),
+        1 => Just(r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":1}}"#.to_owned()),
+        1 => Just(r#"{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"read_file","inputSchema":{"type":"object"}}]}}"#.to_owned()),
+        1 => garbage(),
+    ]
+}
+
+fn garbage() -> impl Strategy<Value = String> {
+    prop_oneof![
+        Just("Server listening on stdio".to_owned()),
+        Just("{\"id\":1,".to_owned()),
+        Just("[{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}]".to_owned()),
+        Just("42".to_owned()),
+        Just("{}".to_owned()),
+        Just("   ".to_owned()),
+        "[ -~]{0,30}",
+    ]
+}
+
+#[derive(Debug, Clone)]
+enum Step {
+    Client(String),
+    Upstream(String),
+}
+
+fn steps(max: usize) -> impl Strategy<Value = Vec<Step>> {
+    prop::collection::vec(
+        prop_oneof![
+            client_line().prop_map(Step::Client),
+            upstream_line().prop_map(Step::Upstream)
+        ],
+        0..max,
+    )
+}
+
+// ----------------------------------------------------------------------------- the oracle
+
+/// What the protocol says about a line, decided without the proxy's code.
+struct Oracle {
+    /// Client requests in flight: id key -> is it a `tools/call` whose failure may be rewritten.
+    pending: HashMap<IdKey, bool>,
+}
+
+/// What must happen to an upstream line.
+#[derive(Debug, PartialEq)]
+enum Expect {
+    Same,
+    Rewritten,
+    Dropped,
+}
+
+fn key_of(raw: &str) -> Option<IdKey> {
+    IdKey::new(&RawValue::from_string(raw.to_owned()).ok()?)
+}
+
+impl Oracle {
+    fn client(&mut self, line: &str) {
+        let Ok(Value::Object(m)) = serde_json::from_str::<Value>(line) else {
+            return;
+        };
+        let Some(method) = m.get("method").and_then(Value::as_str) else {
+            return;
+        };
+        match m.get("id") {
+            Some(id) if !id.is_null() => {
+                let Some(key) = key_of(&id.to_string()) else {
+                    return;
+                };
+                let params = m.get("params");
+                let rewritable = method == "tools/call"
+                    && params
+                        .and_then(|p| p.get("name"))
+                        .is_some_and(Value::is_string)
+                    && params.and_then(|p| p.get("task")).is_none();
+                self.pending.insert(key, rewritable);
+            }
+            _ => {
+                if method == "notifications/cancelled" {
+                    let id = m
+                        .get("params")
+                        .and_then(|p| p.get("requestId"))
+                        .map(Value::to_string);
+                    if let Some(key) = id.as_deref().and_then(key_of) {
+                        self.pending.remove(&key);
+                    }
+                }
+            }
+        }
+    }
+
+    fn upstream(&mut self, line: &str) -> Expect {
+        let value = match serde_json::from_str::<Value>(line) {
+            Ok(v) => v,
+            Err(_) => return Expect::Dropped,
+        };
+        let Value::Object(m) = value else {
+            return Expect::Same;
+        };
+        if m.get("method").is_some_and(Value::is_string) {
+            return Expect::Same;
+        }
+        let Some(id) = m.get("id").filter(|id| !id.is_null()) else {
+            return Expect::Same;
+        };
+        let (result, error) = (m.get("result"), m.get("error"));
+        if result.is_none() && error.is_none() {
+            return Expect::Same;
+        }
+        let Some(key) = key_of(&id.to_string()) else {
+            return Expect::Same;
+        };
+        if self.pending.remove(&key) != Some(true) {
+            return Expect::Same;
+        }
+        let failure = match (result, error) {
+            (Some(Value::Object(r)), _) => {
+                r.get("isError") == Some(&Value::Bool(true))
+                    && !r.contains_key("task")
+                    && !matches!(
+                        r.get("resultType").and_then(Value::as_str),
+                        Some("task" | "input_required")
+                    )
+            }
+            (Some(_), _) => false,
+            (None, Some(Value::Object(e))) => {
+                let code = e.get("code").and_then(Value::as_i64);
+                let message_ok = e.get("message").is_none_or(Value::is_string);
+                let code_ok = e.get("code").is_none_or(|c| c.as_i64().is_some());
+                message_ok
+                    && code_ok
+                    && !code.is_some_and(|c| c == -32042 || (-32099..=-32020).contains(&c))
+            }
+            _ => false,
+        };
+        if failure {
+            Expect::Rewritten
+        } else {
+            Expect::Same
+        }
+    }
+}
+
+/// A rewritten answer: one JSON object, under the client's id, a failed `CallToolResult` with
+/// the structured error in `_meta`.
+fn check_rewritten(out: &[u8], upstream: &str) -> Result<(), TestCaseError> {
+    let v: Value = serde_json::from_slice(out)
+        .map_err(|e| TestCaseError::fail(format!("rewritten line is not JSON ({e})")))?;
+    let original: Value = serde_json::from_str(upstream).unwrap();
+    prop_assert_eq!(
+        key_of(&v["id"].to_string()),
+        key_of(&original["id"].to_string())
+    );
+    prop_assert_eq!(&v["result"]["isError"], &json!(true), "{}", v);
+    prop_assert!(
+        v["result"]["_meta"]["mcp-errnorm/error"].is_object(),
+        "{}",
+        v
+    );
+    prop_assert!(out.ends_with(b"\n"));
+    Ok(())
+}
+
+// ----------------------------------------------------------------------------- library level
+
+/// The default settings without the embedded rules: this is about transparency, not about
+/// classification (which `tests/real_failures.rs` covers), and a debug build classifies slowly.
+fn rewriter() -> Rewriter {
+    static REWRITER: LazyLock<Rewriter> = LazyLock::new(|| {
+        let flags = Flags {
+            no_default_rules: true,
+            ..Flags::default()
+        };
+        Settings::load(&flags).expect("default settings").rewriter()
+    });
+    REWRITER.clone()
+}
+
+/// The relay's per-line steps for the client, from the public core.
+fn client_step(session: &mut Session, line: &[u8]) -> Vec<u8> {
+    match wire::parse(line) {
+        Line::Message(Message::Request { id, method, params }) => {
+            session.client_request(id, &method, params);
+        }
+        Line::Message(Message::Notification { method, params }) => {
+            session.client_notification(&method, params);
+        }
+        _ => {}
+    }
+    line.to_vec()
+}
+
+/// The relay's per-line steps for the upstream (default policy: non-JSON lines kept off).
+fn upstream_step(session: &mut Session, rewriter: &Rewriter, line: &[u8]) -> Option<Vec<u8>> {
+    let (id, answer) = match wire::parse(line) {
+        Line::Message(Message::Response { id, result }) => (id, Answer::Result(result)),
+        Line::Message(Message::ErrorResponse { id, error }) => (id, Answer::Error(error)),
+        Line::Message(_) | Line::OtherJson => return Some(line.to_vec()),
+        Line::NotJson => return None,
+    };
+    let result = match answer {
+        Answer::Result(r) => Some(r),
+        Answer::Error(_) => None,
+    };
+    match session.upstream_answer(id, result) {
+        Answered::Pass => Some(line.to_vec()),
+        Answered::Drop => None,
+        Answered::Call(call) => Some(match rewriter.rewrite(&call, answer) {
+            Some(rewritten) => wire::response_line(&call.id, &rewritten.result),
+            None => line.to_vec(),
+        }),
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 1000, ..ProptestConfig::default() })]
+
+    #[test]
+    fn library_output_equals_input_except_rewritten_failures(steps in steps(40)) {
+        let rewriter = rewriter();
+        let mut session = Session::default();
+        let mut oracle = Oracle { pending: HashMap::new() };
+        for step in &steps {
+            match step {
+                Step::Client(line) => {
+                    let bytes = format!("{line}\n").into_bytes();
+                    oracle.client(line);
+                    prop_assert_eq!(client_step(&mut session, &bytes), bytes);
+                }
+                Step::Upstream(line) => {
+                    let bytes = format!("{line}\n").into_bytes();
+                    let expect = oracle.upstream(line);
+                    let out = upstream_step(&mut session, &rewriter, &bytes);
+                    match expect {
+                        Expect::Same => prop_assert_eq!(
+                            out.as_deref().map(String::from_utf8_lossy),
+                            Some(String::from_utf8_lossy(&bytes)),
+                            "upstream line {}", line
+                        ),
+                        Expect::Dropped => prop_assert!(out.is_none(), "not dropped: {}", line),
+                        Expect::Rewritten => {
+                            let out = out.ok_or_else(|| TestCaseError::fail("dropped a failure"))?;
+                            prop_assert_ne!(&out, &bytes, "not rewritten: {}", line);
+                            check_rewritten(&out, line)?;
+                        }
+                    }
+                }
+            }
+        }
+        // The table drains: what the oracle thinks is pending, the session has too.
+        prop_assert_eq!(session.pending_len(), oracle.pending.len());
+    }
+}
+
+// ----------------------------------------------------------------------------- the binary
+
+/// One emitted batch: lines the fixture writes in answer to an `emit` call (`{ID}` is the call's
+/// own id), so any answer, notification or garbage reaches the proxy from a real process.
+fn emitted_line() -> impl Strategy<Value = String> {
+    prop_oneof![
+        4 => (answer_body(), any::<bool>()).prop_map(|(body, id_first)| if id_first {
+            format!(r#"{{"jsonrpc":"2.0","id":{{ID}},{body}}}"#)
+        } else {
+            format!(r#"{{{body},"jsonrpc":"2.0","id":{{ID}}}}"#)
+        }),
+        2 => upstream_line(),
+    ]
+}
+
+fn run_binary(batches: &[Vec<String>]) -> Result<(), TestCaseError> {
+    let mut child = Command::new(common::BIN)
+        .args(["--no-default-rules", "--"])
+        .args(common::fixture_command())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut lines = Vec::new();
+        for line in BufReader::new(stdout).split(b'\n') {
+            match line {
+                Ok(l) => lines.push(l),
+                Err(_) => break,
+            }
+        }
+        lines
+    });
+    // Ids 1000.. are the emit calls' own; the lines they carry may answer them or anything else.
+    let mut oracle = Oracle {
+        pending: HashMap::new(),
+    };
+    let mut expected: Vec<(Expect, String)> = Vec::new();
+    for (n, batch) in batches.iter().enumerate() {
+        let id = 1000 + n;
+        let request = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                             "params": {"name": "emit", "arguments": {"lines": batch}}})
+        .to_string();
+        oracle.client(&request);
+        writeln!(stdin, "{request}").unwrap();
+        for line in batch {
+            let line = line.replace("{ID}", &id.to_string());
+            let expect = oracle.upstream(&line);
+            expected.push((expect, line));
+        }
+    }
+    drop(stdin);
+    let status = child.wait().unwrap();
+    let out = reader.join().unwrap();
+    prop_assert!(status.success(), "{:?}", status);
+    let mut out = out.into_iter();
+    for (expect, line) in &expected {
+        match expect {
+            Expect::Dropped => continue,
+            Expect::Same => {
+                let got = out.next().unwrap_or_default();
+                prop_assert_eq!(String::from_utf8_lossy(&got), line.as_str());
+            }
+            Expect::Rewritten => {
+                let mut got = out.next().unwrap_or_default();
+                got.push(b'\n');
+                check_rewritten(&got, line)?;
+            }
+        }
+    }
+    // Then one proxy answer per emit call the upstream never answered (it exited).
+    let rest: Vec<Vec<u8>> = out.collect();
+    prop_assert_eq!(
+        rest.len(),
+        oracle.pending.len(),
+        "{:?}",
+        rest.iter()
+            .map(|l| String::from_utf8_lossy(l).into_owned())
+            .collect::<Vec<_>>()
+    );
+    for line in rest {
+        let v: Value = serde_json::from_slice(&line).unwrap();
+        prop_assert_eq!(
+            &v["result"]["_meta"]["mcp-errnorm/error"]["ruleId"],
+            &json!("builtin:upstream-gone")
+        );
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+    #[test]
+    fn binary_output_equals_input_except_rewritten_failures(
+        batches in prop::collection::vec(prop::collection::vec(emitted_line(), 0..6), 1..8)
+    ) {
+        run_binary(&batches)?;
+    }
+}
+
+/// Known bug (reported): `wire::parse` reads `"result": null` as no result at all (serde maps a
+/// present `null` to `None`), so the answer is forwarded as other JSON without settling the
+/// request: the pending entry stays, and when the upstream exits the client gets a second answer.
+#[test]
+#[ignore = "known bug: an answer with \"result\": null does not settle its request"]
+fn an_answer_with_a_null_result_settles_its_request() {
+    let mut session = Session::default();
+    client_step(
+        &mut session,
+        br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t"}}"#,
+    );
+    let line = br#"{"jsonrpc":"2.0","id":1,"result":null}"#;
+    assert_eq!(
+        upstream_step(&mut session, &rewriter(), line).as_deref(),
+        Some(&line[..])
+    );
+    assert_eq!(
+        session.pending_len(),
+        0,
+        "the answered request is still pending"
+    );
+}
