@@ -52,10 +52,25 @@ struct Envelope<'a> {
     method: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     params: Option<&'a RawValue>,
-    #[serde(borrow, default)]
+    // `"result": null` is a result (a present null), not a missing one.
+    #[serde(borrow, default, deserialize_with = "present")]
     result: Option<&'a RawValue>,
     #[serde(borrow, default)]
     error: Option<&'a RawValue>,
+}
+
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
+    <&RawValue>::deserialize(d).map(Some)
+}
+
+/// The line as UTF-8 text: itself, or (when it holds invalid UTF-8) its lossy reading, so that
+/// a message with a broken string is still recognised and its request settled. The original
+/// bytes are what gets forwarded.
+pub fn text_of(line: &[u8]) -> std::borrow::Cow<'_, [u8]> {
+    match std::str::from_utf8(line) {
+        Ok(_) => std::borrow::Cow::Borrowed(line),
+        Err(_) => std::borrow::Cow::Owned(String::from_utf8_lossy(line).into_owned().into_bytes()),
+    }
 }
 
 /// Reads one line (with or without its line ending) as a JSON-RPC message.
@@ -202,6 +217,10 @@ mod tests {
         assert_eq!(
             kind(r#"{"jsonrpc":"2.0","id":3,"error":{"code":1}}"#),
             "error"
+        );
+        assert_eq!(
+            kind(r#"{"jsonrpc":"2.0","id":3,"result":null}"#),
+            "response"
         );
         assert_eq!(
             kind(r#"{"jsonrpc":"2.0","id":null,"error":{"code":1}}"#),

@@ -315,12 +315,9 @@ fn invalid_utf8_both_ways() {
     assert_no_panic(&stderr);
 }
 
-/// Known bug (reported): `wire::parse` reads a line whose strings hold invalid UTF-8 as
-/// `OtherJson` (serde's `IgnoredAny` does not check UTF-8), so the relay forwards the answer but
-/// never settles the call; when the upstream exits the proxy answers the call a second time
-/// (`upstream-gone`), and while it runs the pending entry is never freed.
+/// Regression: an answer whose strings held invalid UTF-8 was read as other JSON, forwarded but
+/// never settled, and answered a second time (`upstream-gone`) when the upstream exited.
 #[test]
-#[ignore = "known bug: an answer with invalid UTF-8 is forwarded but its call stays pending"]
 fn an_answer_with_invalid_utf8_is_answered_exactly_once() {
     let mut p = Running::proxy(&[]);
     p.initialize();

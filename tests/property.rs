@@ -490,11 +490,10 @@ proptest! {
     }
 }
 
-/// Known bug (reported): `wire::parse` reads `"result": null` as no result at all (serde maps a
-/// present `null` to `None`), so the answer is forwarded as other JSON without settling the
-/// request: the pending entry stays, and when the upstream exits the client gets a second answer.
+/// Regression: `"result": null` was read as no result at all (serde maps a present `null` to
+/// `None`), so the answer was forwarded without settling its request, and the client got a
+/// second answer when the upstream exited.
 #[test]
-#[ignore = "known bug: an answer with \"result\": null does not settle its request"]
 fn an_answer_with_a_null_result_settles_its_request() {
     let mut session = Session::default();
     client_step(

@@ -124,7 +124,8 @@ impl Inspector {
     /// breaker is open (then the proxy answers at once).
     pub fn client_line(&self, line: Vec<u8>) -> Effects {
         let mut effects = Effects::default();
-        let extra = match wire::parse(&line) {
+        let text = wire::text_of(&line);
+        let extra = match wire::parse(&text) {
             Line::Message(Message::Request { id, method, params }) => {
                 let new_call = self.session().client_request(id, &method, params);
                 if let Some(call) = new_call {
@@ -168,7 +169,8 @@ impl Inspector {
     /// A line from the upstream: what the client receives for it, if anything.
     pub fn upstream_line(&self, line: Vec<u8>) -> Effects {
         let mut effects = Effects::default();
-        let (id, answer) = match wire::parse(&line) {
+        let text = wire::text_of(&line);
+        let (id, answer) = match wire::parse(&text) {
             Line::Message(Message::Response { id, result }) => (id, Answer::Result(result)),
             Line::Message(Message::ErrorResponse { id, error }) => (id, Answer::Error(error)),
             Line::Message(Message::Notification { method, .. }) => {
