@@ -181,6 +181,10 @@ impl Policy {
             .map_or(self.default_timeout, |(_, t)| *t)
     }
 
+    fn cooldown(&self) -> Duration {
+        Duration::from_secs_f64(self.breaker.cooldown_seconds)
+    }
+
     pub fn breaker_enabled(&self) -> bool {
         self.breaker.failures > 0
     }
@@ -206,8 +210,11 @@ enum BreakerState {
     Open {
         until: Instant,
     },
-    /// The cool-down passed and one trial call is out; others still fail fast.
-    Trial,
+    /// The cool-down passed and one trial call is out (since then); others still fail fast.
+    /// A trial whose outcome never comes (cancelled, hung) is replaced after another cool-down.
+    Trial {
+        since: Instant,
+    },
 }
 
 /// Per-tool circuit breakers: after `failures` consecutive transient failures a tool fails fast
@@ -230,12 +237,16 @@ impl Breakers {
         match *state {
             BreakerState::Closed { .. } => Ok(()),
             BreakerState::Open { until } if now >= until => {
-                *state = BreakerState::Trial;
+                *state = BreakerState::Trial { since: now };
                 Ok(())
             }
             BreakerState::Open { until } => Err(until - now),
+            BreakerState::Trial { since } if now >= since + policy.cooldown() => {
+                *state = BreakerState::Trial { since: now };
+                Ok(())
+            }
             // While the trial call is out, the others wait the shortest sensible time.
-            BreakerState::Trial => Err(Duration::from_secs(1)),
+            BreakerState::Trial { .. } => Err(Duration::from_secs(1)),
         }
     }
 
@@ -262,7 +273,7 @@ impl Breakers {
                     "circuit breaker open: calls fail fast for the cool-down"
                 );
                 BreakerState::Open {
-                    until: now + Duration::from_secs_f64(policy.breaker.cooldown_seconds),
+                    until: now + policy.cooldown(),
                 }
             }
         };
@@ -462,6 +473,30 @@ mod tests {
         b.record(&p, "t", false, much_later);
         assert!(b.admit(&p, "t", much_later).is_ok());
         assert!(b.admit(&p, "t", much_later).is_ok(), "closed again");
+    }
+
+    #[test]
+    fn a_trial_that_never_ends_is_replaced_after_another_cooldown() {
+        let p = Policy::new(
+            RetryConfig::default(),
+            TimeoutConfig::default(),
+            BreakerConfig {
+                failures: 1,
+                cooldown_seconds: 10.0,
+            },
+        )
+        .unwrap();
+        let mut b = Breakers::default();
+        let t0 = Instant::now();
+        b.record(&p, "t", true, t0);
+        let trial = t0 + Duration::from_secs(10);
+        assert!(b.admit(&p, "t", trial).is_ok());
+        // The trial is cancelled: no outcome is ever recorded.
+        assert!(b.admit(&p, "t", trial + Duration::from_secs(5)).is_err());
+        assert!(
+            b.admit(&p, "t", trial + Duration::from_secs(10)).is_ok(),
+            "a new trial"
+        );
     }
 
     #[test]

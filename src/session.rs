@@ -200,6 +200,9 @@ fn parse<'a, T: Deserialize<'a>>(raw: Option<&'a RawValue>) -> Option<T> {
 pub struct NewCall {
     pub seq: u64,
     pub tool: String,
+    /// Task-augmented: answered with a task handle, so the proxy never answers it itself
+    /// with a `CallToolResult` (no breaker, no timeout).
+    pub task: bool,
 }
 
 impl Session {
@@ -228,6 +231,7 @@ impl Session {
                     new_call = Some(NewCall {
                         seq,
                         tool: p.name.clone(),
+                        task: p.task.is_some(),
                     });
                     PendingKind::ToolCall(ToolCall {
                         name: p.name,
@@ -474,7 +478,8 @@ impl Session {
         pending
             .into_iter()
             .map(|p| match p.kind {
-                PendingKind::ToolCall(call) => {
+                // A task-augmented call expects a task handle, not a CallToolResult.
+                PendingKind::ToolCall(call) if !call.task => {
                     Unanswered::Call(self.answered(p.id, p.upstream_id, call, p.attempt))
                 }
                 other => Unanswered::Request {

@@ -430,10 +430,19 @@ impl Raw {
 #[test]
 fn ten_thousand_calls_in_flight_are_each_answered_once() {
     const N: usize = 10_000;
-    // No rules: this is about bookkeeping, not classification.
+    // No rules: this is about bookkeeping, not classification. The upstream may need more than
+    // the default 2 s after stdin closes to write 10,000 answers on a loaded machine.
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("c.toml");
+    std::fs::write(&config, "[shutdown]\nclose_wait_ms = 30000\n").unwrap();
     let mut command = Command::new(BIN);
     command
-        .args(["--no-default-rules", "--"])
+        .args([
+            "--no-default-rules",
+            "--config",
+            config.to_str().unwrap(),
+            "--",
+        ])
         .args(common::fixture_command());
     let mut raw = Raw::start(&mut command, |_| true);
     let mut batch = String::new();

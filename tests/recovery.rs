@@ -367,3 +367,109 @@ fn sigusr1_logs_the_statistics() {
         lines[0]
     );
 }
+
+#[test]
+fn requests_sent_while_the_upstream_dies_are_answered_exactly_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("crashed").display().to_string();
+    let (mut p, _cfg) = proxy("[restart]\nattempts = 2\nbackoff_ms = 50\n");
+    p.send(
+        &json!({"jsonrpc": "2.0", "id": "crash", "method": "tools/call",
+                   "params": {"name": "crash_once", "arguments": {"marker": marker}}})
+        .to_string(),
+    );
+    let burst = 300;
+    for id in 0..burst {
+        p.send(
+            &json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                       "params": {"name": "echo", "arguments": {"n": id}}})
+            .to_string(),
+        );
+    }
+    let mut seen = std::collections::HashMap::new();
+    while seen.len() < burst + 1 {
+        let answer = p.recv();
+        *seen.entry(answer["id"].to_string()).or_insert(0) += 1;
+    }
+    p.assert_quiet(Duration::from_millis(800));
+    let twice: Vec<_> = seen.iter().filter(|(_, n)| **n > 1).collect();
+    assert!(twice.is_empty(), "answered twice: {twice:?}");
+    assert_eq!(
+        text(&p.call(json!("after"), "echo", json!({}))),
+        "{}",
+        "the session goes on"
+    );
+}
+
+#[test]
+fn task_calls_are_never_answered_with_a_call_tool_result_by_the_proxy() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("crashed").display().to_string();
+    let (mut p, _cfg) = proxy(
+        "[breaker]\nfailures = 1\ncooldown_seconds = 30\n[timeouts]\ndefault_seconds = 0.2\n",
+    );
+    assert_eq!(
+        canonical(&p.call(json!(1), "flaky_plain", json!({"key": "t", "fails": 5})))["ruleId"],
+        "fetch-failed"
+    );
+    // The breaker is open for flaky_plain, but a task call still goes to the upstream.
+    p.send(r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"flaky_plain","arguments":{"key":"t","fails":5},"task":{"ttl":1000}}}"#);
+    let answer = p.recv();
+    assert_eq!(answer["id"], 2);
+    assert!(
+        answer["result"]["_meta"].is_null(),
+        "the upstream's own answer, untouched: {answer}"
+    );
+    // No timeout for a task call, and when the upstream dies it gets a JSON-RPC error.
+    p.send(r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"hold","arguments":{"text":"x"},"task":{"ttl":1000}}}"#);
+    p.assert_quiet(Duration::from_millis(500));
+    p.send(
+        &json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call",
+                   "params": {"name": "crash_once", "arguments": {"marker": marker}}})
+        .to_string(),
+    );
+    let mut answers = [p.recv(), p.recv()];
+    answers.sort_by_key(|a| a["id"].to_string());
+    assert_eq!(answers[0]["id"], 3);
+    assert_eq!(answers[0]["error"]["code"], -32603, "{}", answers[0]);
+    assert_eq!(canonical(&answers[1])["ruleId"], "builtin:upstream-gone");
+}
+
+#[test]
+fn a_timeout_is_answered_even_when_the_upstream_stops_reading() {
+    let (mut p, _dir) = proxy("[timeouts]\ndefault_seconds = 0.5\n");
+    let started = Instant::now();
+    // The fixture sleeps inside its read loop: nothing it is sent is read meanwhile.
+    p.send(r#"{"jsonrpc":"2.0","id":"slow","method":"tools/call","params":{"name":"sleep","arguments":{"seconds":6}}}"#);
+    // Enough to fill the pipe to the upstream and the proxy's queue before it, not so much
+    // that this test's own writes block.
+    let padding = "p".repeat(1024);
+    for _ in 0..150 {
+        p.send(&format!(r#"{{"jsonrpc":"2.0","method":"notifications/message","params":{{"data":"{padding}"}}}}"#));
+    }
+    let answer = p.recv();
+    assert_eq!(answer["id"], "slow");
+    assert_eq!(canonical(&answer)["errorCode"], "TIMEOUT");
+    assert!(
+        started.elapsed() < Duration::from_secs(4),
+        "answered after {:?}",
+        started.elapsed()
+    );
+}
+
+#[test]
+fn an_oversized_line_during_a_restart_does_not_stop_the_reading() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("crashed").display().to_string();
+    let (mut p, _cfg) = proxy("max_line_bytes = 2000\n[restart]\nattempts = 1\nbackoff_ms = 800\n");
+    let crashed = p.call(json!(1), "crash_once", json!({"marker": marker}));
+    assert_eq!(canonical(&crashed)["ruleId"], "builtin:upstream-gone");
+    // During the backoff: a line too large to inspect, then an ordinary call.
+    let big = "z".repeat(300_000);
+    p.send(&format!(
+        r#"{{"jsonrpc":"2.0","method":"notifications/message","params":{{"data":"{big}"}}}}"#
+    ));
+    assert_eq!(text(&p.call(json!(2), "echo", json!({}))), "{}");
+    p.close_stdin();
+    assert!(p.wait().success());
+}

@@ -128,7 +128,7 @@ impl Inspector {
         let extra = match wire::parse(&text) {
             Line::Message(Message::Request { id, method, params }) => {
                 let new_call = self.session().client_request(id, &method, params);
-                if let Some(call) = new_call {
+                if let Some(call) = new_call.filter(|c| !c.task) {
                     bump(&self.stats.calls);
                     let admitted = self.breakers.lock().expect("breakers lock").admit(
                         &self.policy,

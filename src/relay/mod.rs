@@ -63,8 +63,12 @@ enum Inbound {
     Proxy(Vec<u8>),
     /// A (new) upstream to write to; lines that came meanwhile are written first.
     Attach(ChildStdin),
-    /// The upstream is gone: hold lines until the next one is attached.
+    /// The upstream's output is gone: stop writing to it, hold lines until another is attached.
     Detach,
+    /// The upstream exited (`how`): answer everything still waiting, in channel order, so a
+    /// request the writer took before this is answered once, and one after it goes to the next
+    /// upstream. The sender learns when it is done.
+    Gone(String, tokio::sync::oneshot::Sender<()>),
     /// A client line too large to inspect, in chunks, to be written through as it comes.
     Stream(mpsc::Receiver<Vec<u8>>),
 }
@@ -105,11 +109,18 @@ impl Io {
     }
 
     /// Sends lines both ways. Returns false once the client is gone.
+    /// The client's lines go first: an answer (a timeout) must not wait behind an upstream that
+    /// no longer reads.
     async fn send(&self, to_upstream: Vec<Vec<u8>>, to_client: Vec<Vec<u8>>) -> bool {
+        let delivered = self.send_to_client(to_client).await;
         for line in to_upstream {
             // Closed only when the writer is gone, at the very end.
             let _ = self.to_upstream.send(Inbound::Proxy(line)).await;
         }
+        delivered
+    }
+
+    async fn send_to_client(&self, to_client: Vec<Vec<u8>>) -> bool {
         for line in to_client {
             let share = line.len().clamp(1, CLIENT_BUDGET) as u32;
             let Ok(permit) = self.budget.clone().acquire_many_owned(share).await else {
@@ -186,8 +197,16 @@ pub async fn run(
             // A grandchild may hold the pipe open; what it writes now belongs to nobody.
             reader.abort();
         }
-        let _ = io.to_upstream.send(Inbound::Detach).await;
-        io.apply(io.inspector.upstream_gone(&how)).await;
+        let (done, answered) = tokio::sync::oneshot::channel();
+        let handed = io
+            .to_upstream
+            .send(Inbound::Gone(how.clone(), done))
+            .await
+            .is_ok();
+        if !handed || timeout(DRAIN_WAIT, answered).await.is_err() {
+            // The writer is gone (the client closed stdin): answer from here.
+            io.apply(io.inspector.upstream_gone(&how)).await;
+        }
         let stop = client_closed || end.stopping || end.client_gone || restarts_left == 0;
         if stop {
             break end.status;
@@ -197,7 +216,17 @@ pub async fn run(
             "restarting the upstream in {} ms ({restarts_left} restarts left)",
             backoff.as_millis()
         );
-        tokio::time::sleep(backoff).await;
+        // A signal to the whole process group may arrive just after the upstream died of it.
+        let stopped = tokio::select! {
+            _ = tokio::time::sleep(backoff) => false,
+            (_, name) = signals.next_stop() => {
+                tracing::info!("{name} while restarting: not restarting");
+                true
+            }
+        };
+        if stopped {
+            break end.status;
+        }
         backoff = backoff.saturating_mul(2);
         match restart(command, &settings, &io).await {
             Some((new_child, new_reader)) => {
@@ -272,8 +301,10 @@ async fn supervise(
                     tracing::debug!("the upstream closed its stdout");
                 }
                 ladder = ladder.at_least(Ladder::Closing(Instant::now() + settings.close_wait));
-                // Nothing more can be relayed: close the upstream's stdin too.
-                let _ = io.to_upstream.send(Inbound::Detach).await;
+                // Nothing more can be relayed: close the upstream's stdin too (without waiting on a
+                // full channel here: signals and the ladder must stay served).
+                let to_upstream = io.to_upstream.clone();
+                tokio::spawn(async move { to_upstream.send(Inbound::Detach).await });
             }
             _ = sleep_until(ladder.deadline()), if ladder.deadline_set() => {
                 ladder = match ladder {
@@ -421,15 +452,14 @@ fn read_stdin(inbound: mpsc::Sender<Inbound>, max_line: usize) {
                     "a client line is larger than max_line_bytes: passed through unparsed"
                 );
                 let (tx, rx) = mpsc::channel(4);
-                if inbound.blocking_send(Inbound::Stream(rx)).is_err()
-                    || tx.blocking_send(first).is_err()
-                {
+                if inbound.blocking_send(Inbound::Stream(rx)).is_err() {
                     return;
                 }
+                // If the writer stops taking chunks, the rest of the line is read and dropped:
+                // the next line must still be read.
+                let _ = tx.blocking_send(first);
                 while let Ok(Chunk::Data(chunk, end)) = read_chunk(&mut stdin) {
-                    if tx.blocking_send(chunk).is_err() {
-                        return;
-                    }
+                    let _ = tx.blocking_send(chunk);
                     if end {
                         break;
                     }
@@ -514,16 +544,32 @@ async fn upstream_writer(mut inbound: mpsc::Receiver<Inbound>, io: Arc<Io>, stdi
                 stdin = None;
                 Vec::new()
             }
+            Inbound::Gone(how, done) => {
+                stdin = None;
+                // Held lines were taken before the upstream died: their requests are answered
+                // now, never sent to the next upstream as well.
+                held.clear();
+                io.apply(io.inspector.upstream_gone(&how)).await;
+                let _ = done.send(());
+                Vec::new()
+            }
             Inbound::Stream(mut chunks) => {
+                let mut lost = false;
+                // Take every chunk, written or not, so the stdin reader is never stuck.
                 while let Some(chunk) = chunks.recv().await {
-                    let Some(pipe) = stdin.as_mut() else {
-                        tracing::warn!("an oversized client line was lost: no upstream attached");
-                        break;
-                    };
-                    if let Err(e) = pipe.write_all(&chunk).await {
-                        tracing::warn!("cannot write to the upstream: {e}");
-                        stdin = None;
+                    match stdin.as_mut() {
+                        Some(pipe) => {
+                            if let Err(e) = pipe.write_all(&chunk).await {
+                                tracing::warn!("cannot write to the upstream: {e}");
+                                stdin = None;
+                                lost = true;
+                            }
+                        }
+                        None => lost = true,
                     }
+                }
+                if lost {
+                    tracing::warn!("an oversized client line was lost: no upstream to take it");
                 }
                 Vec::new()
             }
