@@ -24,8 +24,13 @@ pub const DEFAULT_PATTERNS: &[(&str, &str)] = &[
     ),
     (
         "key-value",
-        // Not after `/` or `.`: `/etc/passwd: ...` is a path, not a key.
-        r#"(?i)(?:^|[^/\w.-])(?:api[_-]?key|apikey|access[_-]?token|refresh[_-]?token|auth[_-]?token|token|secret|client[_-]?secret|password|passwd|pwd)["']?\s*[:=]\s*["']?(?P<secret>[^\s"'&,;}]+)"#,
+        // A key, possibly with a prefix (`DB_PASSWORD`, `x-api-key`), then `:` or `=`. Not after
+        // `/` or `.`: `/etc/passwd: ...` is a path, not a key.
+        r#"(?i)(?:^|[^/\w.-])(?:[a-z0-9]+[_-])*(?:api[_-]?key|apikey|access[_-]?token|refresh[_-]?token|auth[_-]?token|token|secret|client[_-]?secret|password|passwd|pwd)["']?\s*[:=]\s*["']?(?P<secret>[^\s"'&,;}]+)"#,
+    ),
+    (
+        "authorization-header",
+        r#"(?i)\bauthorization\s*:\s*(?:basic|bearer|token|digest)\s+(?P<secret>[^\s"',;]+)"#,
     ),
     (
         "url-credentials",
@@ -44,6 +49,11 @@ pub const DEFAULT_PATTERNS: &[(&str, &str)] = &[
     (
         "openai-style-key",
         r"\bsk-(?:proj-|ant-)?[A-Za-z0-9_-]{20,}\b",
+    ),
+    ("stripe-key", r"\b[rsp]k_(?:live|test)_[A-Za-z0-9]{10,}\b"),
+    (
+        "jwt",
+        r"\beyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}",
     ),
 ];
 
@@ -143,23 +153,9 @@ impl Redactor {
             }
             Value::Array(items) => items.iter_mut().for_each(|v| self.value(v)),
             Value::Object(map) => {
-                let sensitive = |k: &str| {
-                    let k = k.to_ascii_lowercase();
-                    [
-                        "password",
-                        "passwd",
-                        "secret",
-                        "token",
-                        "api_key",
-                        "apikey",
-                        "authorization",
-                    ]
-                    .iter()
-                    .any(|s| k.contains(s))
-                };
                 for (key, v) in map.iter_mut() {
                     // A value under a key that names a secret is masked whole, whatever it is.
-                    if sensitive(key) && !v.is_null() && self.active() {
+                    if names_a_secret(key) && !v.is_null() && self.active() {
                         *v = Value::String(MASK.to_owned());
                     } else {
                         self.value(v);
@@ -173,6 +169,41 @@ impl Redactor {
     fn active(&self) -> bool {
         !self.patterns.is_empty()
     }
+}
+
+/// Whether a JSON key names a secret, judged by its words (`db_password`, `apiKey`, `x-auth-token`)
+/// so that `max_tokens`, `tokenizer` or `nextPageToken` are left alone.
+fn names_a_secret(key: &str) -> bool {
+    let mut words: Vec<String> = Vec::new();
+    let mut word = String::new();
+    let mut previous_lower = false;
+    for c in key.chars() {
+        let boundary = !c.is_alphanumeric() || (c.is_uppercase() && previous_lower);
+        if boundary && !word.is_empty() {
+            words.push(std::mem::take(&mut word));
+        }
+        if c.is_alphanumeric() {
+            word.extend(c.to_lowercase());
+        }
+        previous_lower = c.is_lowercase();
+    }
+    if !word.is_empty() {
+        words.push(word);
+    }
+    words.iter().enumerate().any(|(i, w)| {
+        let before = i.checked_sub(1).map(|j| words[j].as_str());
+        match w.as_str() {
+            "password" | "passwd" | "pwd" | "secret" | "authorization" | "credentials"
+            | "apikey" | "passphrase" => true,
+            "key" => matches!(before, Some("api" | "private" | "secret" | "access")),
+            // A token is a secret; a page token is a cursor.
+            "token" => !matches!(
+                before,
+                Some("page" | "next" | "continuation" | "sync" | "cursor")
+            ),
+            _ => false,
+        }
+    })
 }
 
 #[cfg(test)]
@@ -234,6 +265,61 @@ mod tests {
                 matches!(Redactor::defaults().text(text), Cow::Borrowed(_)),
                 "{text}"
             );
+        }
+    }
+
+    #[test]
+    fn masks_prefixed_keys_headers_and_more_token_kinds() {
+        assert_eq!(
+            r("env DB_PASSWORD=hunter2 missing"),
+            "env DB_PASSWORD=[REDACTED] missing"
+        );
+        assert_eq!(
+            r("GITHUB_TOKEN=abc123def456 rejected"),
+            "GITHUB_TOKEN=[REDACTED] rejected"
+        );
+        assert_eq!(
+            r("header x-api-key: abcdef123456 invalid"),
+            "header x-api-key: [REDACTED] invalid"
+        );
+        assert_eq!(
+            r("Authorization: Basic dXNlcjpwYXNz"),
+            "Authorization: Basic [REDACTED]"
+        );
+        assert_eq!(
+            r("No such key sk_live_abcdefghijklmnop"),
+            "No such key [REDACTED]"
+        );
+        assert_eq!(
+            r("jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.abcdefghij expired"),
+            "jwt [REDACTED] expired"
+        );
+    }
+
+    #[test]
+    fn secret_keys_are_judged_by_their_words() {
+        for key in [
+            "password",
+            "db_password",
+            "apiKey",
+            "api_key",
+            "x-auth-token",
+            "accessToken",
+            "client_secret",
+            "Authorization",
+        ] {
+            assert!(names_a_secret(key), "{key}");
+        }
+        for key in [
+            "max_tokens",
+            "tokenizer",
+            "nextPageToken",
+            "page_token",
+            "secretary_name",
+            "keyword",
+            "monkey",
+        ] {
+            assert!(!names_a_secret(key), "{key}");
         }
     }
 

@@ -71,7 +71,8 @@ pub async fn watch(flags: Flags, mut files: Vec<PathBuf>, shared: SharedRewriter
                 shared.store(Arc::new(settings.rewriter()));
                 tracing::info!(
                     rules = settings.rules.rules().len(),
-                    "reloaded the rules ({reason})"
+                    "reloaded the rules ({reason}); rules, profile, rewrite_rpc_errors, \
+                     not_found_is_empty and [redact] apply now, other config keys at the next start"
                 );
             }
             Err(problems) => tracing::error!(
