@@ -236,7 +236,10 @@ pub fn main(cli: Cli) -> i32 {
 
 fn run_proxy(args: &RunArgs) -> i32 {
     let settings = match Settings::load(&args.flags()) {
-        Ok(settings) => settings,
+        Ok(settings) => {
+            crate::config::release_load_memory();
+            settings
+        }
         Err(problems) => {
             let format = args.log_format.unwrap_or_default();
             let file = args.log_file.as_deref();

@@ -69,6 +69,7 @@ pub async fn watch(flags: Flags, mut files: Vec<PathBuf>, shared: SharedRewriter
                 files = settings.files.clone();
                 seen = fingerprint(&files);
                 shared.store(Arc::new(settings.rewriter()));
+                crate::config::release_load_memory();
                 tracing::info!(
                     rules = settings.rules.rules().len(),
                     "reloaded the rules ({reason}); rules, profile, rewrite_rpc_errors, \

@@ -39,6 +39,8 @@ const CHANNEL_LINES: usize = 64;
 /// takes the whole budget): a client that stops reading slows the upstream down instead of
 /// growing buffers.
 const CLIENT_BUDGET: usize = 4 << 20;
+/// Bytes gathered for one write to the upstream while more lines are waiting.
+const WRITE_BATCH: usize = 64 << 10;
 /// How long the upstream's last output may take to drain after it exited.
 const DRAIN_WAIT: Duration = Duration::from_secs(1);
 /// How long a restarted upstream may take to answer the replayed `initialize`.
@@ -517,7 +519,12 @@ async fn upstream_writer(mut inbound: mpsc::Receiver<Inbound>, io: Arc<Io>, stdi
     let mut stdin = Some(stdin);
     // Lines that arrive while no upstream is attached (it is restarting).
     let mut held: VecDeque<Vec<u8>> = VecDeque::new();
+    // Lines written in one go while more are waiting: one system call for many small lines.
+    let mut batch: Vec<u8> = Vec::with_capacity(WRITE_BATCH);
     while let Some(message) = inbound.recv().await {
+        if !matches!(message, Inbound::Client(_) | Inbound::Proxy(_)) {
+            flush(&mut stdin, &mut batch).await;
+        }
         let lines = match message {
             Inbound::Client(line) => {
                 let Effects {
@@ -575,21 +582,35 @@ async fn upstream_writer(mut inbound: mpsc::Receiver<Inbound>, io: Arc<Io>, stdi
             }
         };
         for line in lines {
-            match stdin.as_mut() {
-                Some(pipe) => {
-                    if let Err(e) = pipe.write_all(&line).await {
-                        tracing::warn!("cannot write to the upstream: {e}");
-                        stdin = None;
-                    }
-                }
-                None => held.push_back(line),
+            if stdin.is_some() {
+                batch.extend_from_slice(&line);
+            } else {
+                held.push_back(line);
             }
         }
+        if inbound.is_empty() || batch.len() >= WRITE_BATCH {
+            flush(&mut stdin, &mut batch).await;
+        }
     }
+    flush(&mut stdin, &mut batch).await;
     if let Some(mut pipe) = stdin {
         // Closing stdin is the upstream's cue to exit.
         let _ = pipe.shutdown().await;
     }
+}
+
+/// Writes what is batched for the upstream; a failed write detaches it.
+async fn flush(stdin: &mut Option<ChildStdin>, batch: &mut Vec<u8>) {
+    if batch.is_empty() {
+        return;
+    }
+    if let Some(pipe) = stdin.as_mut() {
+        if let Err(e) = pipe.write_all(batch).await {
+            tracing::warn!("cannot write to the upstream: {e}");
+            *stdin = None;
+        }
+    }
+    batch.clear();
 }
 
 #[derive(Debug)]

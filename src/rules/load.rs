@@ -5,11 +5,11 @@ use std::collections::HashMap;
 use std::ops::Range;
 
 use globset::{Glob, GlobSetBuilder};
-use regex::{Regex, RegexBuilder};
+use regex::Regex;
 use serde::Deserialize;
 use toml::Spanned;
 
-use super::{Example, Rule, REGEX_SIZE_LIMIT};
+use super::{Example, LazyRegex, Rule};
 use crate::diagnostic::{line_col, Diagnostic, SourceFile};
 use crate::taxonomy::{self, Category, Source};
 use crate::template::{Template, BUILTINS};
@@ -111,13 +111,18 @@ fn compile_rule(
     if id.trim().is_empty() {
         problem(raw.id.span(), "'id' must not be empty".into());
     }
-    let regex = raw.pattern.as_ref().and_then(|p| {
-        RegexBuilder::new(p.get_ref())
-            .size_limit(REGEX_SIZE_LIMIT)
-            .build()
-            .map_err(|e| problem(p.span(), format!("invalid regex in 'match': {e}")))
-            .ok()
-    });
+    let (regex, capture_names) = match raw
+        .pattern
+        .as_ref()
+        .map(|p| (p, LazyRegex::new(p.get_ref())))
+    {
+        Some((_, Ok((regex, captures)))) => (Some(regex), captures),
+        Some((p, Err(e))) => {
+            problem(p.span(), format!("invalid regex in 'match': {e}"));
+            (None, Vec::new())
+        }
+        None => (None, Vec::new()),
+    };
     let tools = if raw.tools.is_empty() {
         None
     } else {
@@ -198,10 +203,6 @@ fn compile_rule(
         |c| c.get_ref().clone(),
     );
 
-    let capture_names: Vec<String> = regex
-        .as_ref()
-        .map(|r| r.capture_names().flatten().map(str::to_owned).collect())
-        .unwrap_or_default();
     let known = |name: &str| BUILTINS.contains(&name) || capture_names.iter().any(|c| c == name);
     let mut template = |t: &Spanned<String>| {
         Template::parse(t.get_ref(), known)

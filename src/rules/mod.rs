@@ -17,6 +17,37 @@ use crate::diagnostic::{Diagnostic, Diagnostics, SourceFile};
 use crate::taxonomy::{Category, Source};
 use crate::template::Template;
 
+/// A rule's pattern, checked at load and compiled again on first use.
+#[derive(Debug)]
+pub(crate) struct LazyRegex {
+    pub(crate) pattern: String,
+    compiled: std::sync::OnceLock<Regex>,
+}
+
+impl LazyRegex {
+    /// Compiles `pattern` to check it, and keeps only the text.
+    pub(crate) fn new(pattern: &str) -> Result<(LazyRegex, Vec<String>), regex::Error> {
+        let regex = build(pattern)?;
+        let captures = regex.capture_names().flatten().map(str::to_owned).collect();
+        let lazy = LazyRegex {
+            pattern: pattern.to_owned(),
+            compiled: std::sync::OnceLock::new(),
+        };
+        Ok((lazy, captures))
+    }
+
+    fn get(&self) -> &Regex {
+        self.compiled
+            .get_or_init(|| build(&self.pattern).expect("checked when the rule was loaded"))
+    }
+}
+
+fn build(pattern: &str) -> Result<Regex, regex::Error> {
+    regex::RegexBuilder::new(pattern)
+        .size_limit(REGEX_SIZE_LIMIT)
+        .build()
+}
+
 /// Compiled size limit of one rule's regex: rule files are input, not code, and a pathological
 /// pattern must not eat the proxy's memory.
 const REGEX_SIZE_LIMIT: usize = 1 << 20;
@@ -93,7 +124,9 @@ pub struct Rule {
     /// From a user file rather than the embedded defaults.
     pub user: bool,
     pub priority: i64,
-    regex: Option<Regex>,
+    /// The `match` pattern, compiled (with captures) only when the first pass says it matched:
+    /// most rules never match anything, and a compiled regex costs memory.
+    regex: Option<LazyRegex>,
     /// Index of `regex` in the set's first pass.
     set_index: Option<usize>,
     /// The globs as written, and compiled.
@@ -215,11 +248,16 @@ impl RuleSet {
         for rule in &mut rules {
             if let Some(regex) = &rule.regex {
                 rule.set_index = Some(patterns.len());
-                patterns.push(regex.as_str().to_owned());
+                patterns.push(regex.pattern.clone());
             }
         }
+        // The first pass searches all patterns at once with a lazy DFA; its cache must grow
+        // with the number of patterns, or the search falls back to a far slower engine
+        // (milliseconds per failure at a hundred rules). The cache grows only as it is used.
+        let dfa_cache = (8usize << 20).max(patterns.len().saturating_mul(32 << 10));
         let set = RegexSetBuilder::new(&patterns)
             .size_limit(REGEX_SIZE_LIMIT.saturating_mul(patterns.len().max(1)))
+            .dfa_size_limit(dfa_cache)
             .build()
             .map_err(|e| {
                 Diagnostics(vec![Diagnostic {
@@ -268,7 +306,7 @@ impl RuleSet {
                 return None;
             }
             let captures = match &rule.regex {
-                Some(regex) => Some(regex.captures(failure.text)?),
+                Some(regex) => Some(regex.get().captures(failure.text)?),
                 None => None,
             };
             Some(RuleMatch {
@@ -291,7 +329,7 @@ impl RuleSet {
 impl Rule {
     /// The `match` pattern as written.
     pub fn pattern(&self) -> Option<&str> {
-        self.regex.as_ref().map(Regex::as_str)
+        self.regex.as_ref().map(|r| r.pattern.as_str())
     }
 
     fn applies_to(&self, failure: &Failure) -> bool {
