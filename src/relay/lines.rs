@@ -142,9 +142,22 @@ pub struct IdScanner {
 }
 
 impl IdScanner {
-    pub fn feed(&mut self, bytes: &[u8]) {
-        for &b in bytes {
+    pub fn feed(&mut self, mut bytes: &[u8]) {
+        while let Some((&b, rest)) = bytes.split_first() {
+            if self.found.is_some() {
+                return;
+            }
             self.byte(b);
+            bytes = rest;
+            // Inside a string nobody needs (a result's text, megabytes long), jump to the next
+            // quote or backslash instead of looking at every byte.
+            if self.in_string
+                && !self.escaped
+                && !(self.depth == 1 && self.state != State::Value(false))
+            {
+                let skip = memchr::memchr2(b'"', b'\\', bytes).unwrap_or(bytes.len());
+                bytes = &bytes[skip..];
+            }
         }
     }
 
