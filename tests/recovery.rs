@@ -473,3 +473,17 @@ fn an_oversized_line_during_a_restart_does_not_stop_the_reading() {
     p.close_stdin();
     assert!(p.wait().success());
 }
+
+/// Regression: an upstream that exits because the client closed stdin was restarted when its
+/// exit was noticed before the client's EOF.
+#[test]
+fn an_upstream_that_exits_after_the_client_left_is_not_restarted() {
+    for _ in 0..5 {
+        let (mut p, _cfg) = proxy("[restart]\nattempts = 2\nbackoff_ms = 10\n");
+        p.call(json!(1), "echo", json!({}));
+        p.close_stdin();
+        assert!(p.wait().success());
+        let stderr = p.stderr();
+        assert!(!stderr.contains("restarting"), "{stderr}");
+    }
+}

@@ -90,6 +90,9 @@ struct Io {
     budget: Arc<Semaphore>,
     to_upstream: mpsc::Sender<Inbound>,
     max_line: usize,
+    /// Set by the writer when the client closed stdin, before it closes the upstream's: an
+    /// upstream that then exits is done, not to be restarted.
+    client_eof: std::sync::atomic::AtomicBool,
 }
 
 impl Io {
@@ -172,6 +175,7 @@ pub async fn run(
         budget: Arc::new(Semaphore::new(CLIENT_BUDGET)),
         to_upstream,
         max_line,
+        client_eof: std::sync::atomic::AtomicBool::new(false),
     });
 
     let stdin = child.stdin.take().expect("stdin is piped");
@@ -209,7 +213,8 @@ pub async fn run(
             // The writer is gone (the client closed stdin): answer from here.
             io.apply(io.inspector.upstream_gone(&how)).await;
         }
-        let stop = client_closed || end.stopping || end.client_gone || restarts_left == 0;
+        let client_left = client_closed || io.client_eof.load(std::sync::atomic::Ordering::SeqCst);
+        let stop = client_left || end.stopping || end.client_gone || restarts_left == 0;
         if stop {
             break end.status;
         }
@@ -303,10 +308,11 @@ async fn supervise(
                     tracing::debug!("the upstream closed its stdout");
                 }
                 ladder = ladder.at_least(Ladder::Closing(Instant::now() + settings.close_wait));
-                // Nothing more can be relayed: close the upstream's stdin too (without waiting on a
-                // full channel here: signals and the ladder must stay served).
-                let to_upstream = io.to_upstream.clone();
-                tokio::spawn(async move { to_upstream.send(Inbound::Detach).await });
+                // Nothing more can be relayed: close the upstream's stdin too. Not waiting on a
+                // full channel here (signals and the ladder must stay served; the ladder ends the
+                // upstream anyway), and not from another task: a Detach that overtook a later
+                // Attach would cut off the restarted upstream.
+                let _ = io.to_upstream.try_send(Inbound::Detach);
             }
             _ = sleep_until(ladder.deadline()), if ladder.deadline_set() => {
                 ladder = match ladder {
@@ -542,7 +548,11 @@ async fn upstream_writer(mut inbound: mpsc::Receiver<Inbound>, io: Arc<Io>, stdi
                 to_upstream
             }
             Inbound::Proxy(line) => vec![line],
-            Inbound::ClientEof => break,
+            Inbound::ClientEof => {
+                io.client_eof
+                    .store(true, std::sync::atomic::Ordering::SeqCst);
+                break;
+            }
             Inbound::Attach(new) => {
                 stdin = Some(new);
                 held.drain(..).collect()
