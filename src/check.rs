@@ -147,6 +147,18 @@ mod tests {
     }
 
     #[test]
+    fn every_shipped_rule_has_an_example() {
+        let defaults = RuleSet::load(&[], &default_sources()).unwrap();
+        let bare: Vec<&str> = defaults
+            .rules()
+            .iter()
+            .filter(|r| r.examples.is_empty())
+            .map(|r| r.id.as_str())
+            .collect();
+        assert!(bare.is_empty(), "rules without an example: {bare:?}");
+    }
+
+    #[test]
     fn failing_examples_say_what_came_out() {
         let s = set(
             "[[rule]]\nid = \"a\"\nmatch = \"boom\"\ncategory = \"transient\"\n\
