@@ -55,42 +55,31 @@ const REGEX_SIZE_LIMIT: usize = 1 << 20;
 pub const RETRY_AFTER_CAPTURE: &str = "retry_after";
 pub const RETRY_AFTER_UNIT_CAPTURE: &str = "retry_after_unit";
 
+/// One embedded rule file: its name as messages show it, and its text.
+macro_rules! rule_file {
+    ($name:literal) => {
+        (
+            concat!("rules/", $name, ".toml"),
+            include_str!(concat!("../../rules/", $name, ".toml")),
+        )
+    };
+}
+
 /// The rule files shipped inside the binary, in the order they are tried.
 pub const EMBEDDED_DEFAULTS: &[(&str, &str)] = &[
-    (
-        "rules/hidden-failures.toml",
-        include_str!("../../rules/hidden-failures.toml"),
-    ),
-    (
-        "rules/mcp-sdk.toml",
-        include_str!("../../rules/mcp-sdk.toml"),
-    ),
-    (
-        "rules/servers.toml",
-        include_str!("../../rules/servers.toml"),
-    ),
-    ("rules/saas.toml", include_str!("../../rules/saas.toml")),
-    ("rules/cloud.toml", include_str!("../../rules/cloud.toml")),
-    ("rules/auth.toml", include_str!("../../rules/auth.toml")),
-    (
-        "rules/databases.toml",
-        include_str!("../../rules/databases.toml"),
-    ),
-    ("rules/git.toml", include_str!("../../rules/git.toml")),
-    (
-        "rules/validation.toml",
-        include_str!("../../rules/validation.toml"),
-    ),
-    ("rules/os.toml", include_str!("../../rules/os.toml")),
-    (
-        "rules/network.toml",
-        include_str!("../../rules/network.toml"),
-    ),
-    ("rules/http.toml", include_str!("../../rules/http.toml")),
-    (
-        "rules/generic.toml",
-        include_str!("../../rules/generic.toml"),
-    ),
+    rule_file!("hidden-failures"),
+    rule_file!("mcp-sdk"),
+    rule_file!("servers"),
+    rule_file!("saas"),
+    rule_file!("cloud"),
+    rule_file!("auth"),
+    rule_file!("databases"),
+    rule_file!("git"),
+    rule_file!("validation"),
+    rule_file!("os"),
+    rule_file!("network"),
+    rule_file!("http"),
+    rule_file!("generic"),
 ];
 
 /// The embedded default rule files.
