@@ -441,10 +441,11 @@ fn a_timeout_is_answered_even_when_the_upstream_stops_reading() {
     let started = Instant::now();
     // The fixture sleeps inside its read loop: nothing it is sent is read meanwhile.
     p.send(r#"{"jsonrpc":"2.0","id":"slow","method":"tools/call","params":{"name":"sleep","arguments":{"seconds":6}}}"#);
-    // Enough to fill the pipe to the upstream and the proxy's queue before it, not so much
-    // that this test's own writes block.
+    // Enough to fill the pipe to the upstream (64 KiB) and block the proxy's write to it, not
+    // so much that this test's own writes block (the proxy reads up to 64 KiB ahead, and the
+    // pipe to it holds another 64 KiB).
     let padding = "p".repeat(1024);
-    for _ in 0..150 {
+    for _ in 0..100 {
         p.send(&format!(r#"{{"jsonrpc":"2.0","method":"notifications/message","params":{{"data":"{padding}"}}}}"#));
     }
     let answer = p.recv();

@@ -6,8 +6,6 @@
 
 use std::io::BufRead;
 
-use tokio::io::{AsyncBufRead, AsyncBufReadExt};
-
 /// What one read produced.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Read {
@@ -89,28 +87,6 @@ pub fn read_line(reader: &mut impl BufRead, limit: usize) -> std::io::Result<Rea
 /// The next chunk of an oversized line, from a blocking reader.
 pub fn read_chunk(reader: &mut impl BufRead) -> std::io::Result<Chunk> {
     let (used, chunk) = chunk_step(reader.fill_buf()?);
-    reader.consume(used);
-    Ok(chunk)
-}
-
-/// Reads one line of at most `limit` bytes from an async reader.
-pub async fn read_line_async(
-    reader: &mut (impl AsyncBufRead + Unpin),
-    limit: usize,
-) -> std::io::Result<Read> {
-    let mut line = Vec::new();
-    loop {
-        let (used, outcome) = line_step(reader.fill_buf().await?, limit, &mut line);
-        reader.consume(used);
-        if let Some(outcome) = outcome {
-            return Ok(outcome);
-        }
-    }
-}
-
-/// The next chunk of an oversized line, from an async reader.
-pub async fn read_chunk_async(reader: &mut (impl AsyncBufRead + Unpin)) -> std::io::Result<Chunk> {
-    let (used, chunk) = chunk_step(reader.fill_buf().await?);
     reader.consume(used);
     Ok(chunk)
 }
@@ -281,24 +257,5 @@ mod tests {
         );
         assert_eq!(read_line(&mut reader, 8).unwrap(), Read::Eof);
         assert_eq!(read_chunk(&mut reader).unwrap(), Chunk::Eof);
-    }
-
-    #[tokio::test]
-    async fn async_reads_agree() {
-        let input = b"short\nlonger than eight\n";
-        let mut reader = tokio::io::BufReader::new(&input[..]);
-        assert_eq!(
-            read_line_async(&mut reader, 8).await.unwrap(),
-            Read::Line(b"short\n".to_vec())
-        );
-        assert_eq!(
-            read_line_async(&mut reader, 8).await.unwrap(),
-            Read::Oversized(b"longer t".to_vec())
-        );
-        assert_eq!(
-            read_chunk_async(&mut reader).await.unwrap(),
-            Chunk::Data(b"han eight\n".to_vec(), true)
-        );
-        assert_eq!(read_line_async(&mut reader, 8).await.unwrap(), Read::Eof);
     }
 }

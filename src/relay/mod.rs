@@ -2,141 +2,56 @@
 //! (the child's stdin/stdout), timers, and the upstream's lifecycle (shutdown, restart).
 //!
 //! ```text
-//! stdin thread ──Inbound──▶ upstream writer ──▶ child stdin      (retries, cancels join here)
-//! child stdout ──▶ upstream reader ──▶ stdout thread ──▶ stdout  (answers of timers join here)
+//! stdin ──▶ client pump ──▶ child stdin      (one thread: read, inspect, write)
+//! child stdout ──▶ upstream pump ──▶ stdout  (one thread per upstream)
 //! ```
 //! Every line goes through the [`Inspector`], which says what to send where; lines that are
-//! not rewritten are sent as the same bytes. stdin and stdout are served by plain threads:
-//! blocking reads of stdin cannot be cancelled in tokio, and a thread keeps writes simple.
-//! Bounded channels between the stages carry back-pressure.
+//! not rewritten are sent as the same bytes. The pumps are plain threads doing blocking I/O, as
+//! a byte relay would: no line changes threads on its way. The async runtime (one thread)
+//! supervises: it waits for the upstream, passes signals on, walks the shutdown ladder, runs
+//! timers and restarts the upstream.
 
 mod inspector;
 mod lines;
+mod pumps;
 
-use std::collections::VecDeque;
-use std::io::{BufReader, BufWriter, Write};
+use std::io::Write;
+use std::os::fd::OwnedFd;
 use std::process::ExitStatus;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::io::AsyncWriteExt;
-use tokio::process::{Child, ChildStdin, ChildStdout};
+use tokio::process::Child;
 use tokio::signal::unix::{signal, SignalKind};
-use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
-use tokio::task::JoinHandle;
+use tokio::sync::oneshot;
 use tokio::time::{sleep_until, timeout, Instant};
 
 pub use inspector::{Effects, Inspector, Stats, Timer};
+use pumps::{off_thread, Io, PumpEnd};
 
 use crate::config::{Flags, Settings};
 use crate::reload;
 use crate::unmatched::UnmatchedLog;
 use crate::upstream;
 
-/// Lines in flight between two stages before the reader waits.
-const CHANNEL_LINES: usize = 64;
-/// Bytes in flight towards stdout before the upstream reader waits (a line larger than this
-/// takes the whole budget): a client that stops reading slows the upstream down instead of
-/// growing buffers.
-const CLIENT_BUDGET: usize = 4 << 20;
-/// Bytes gathered for one write to the upstream while more lines are waiting.
-const WRITE_BATCH: usize = 64 << 10;
-/// How long the upstream's last output may take to drain after it exited.
+/// How long the upstream's last output may take to drain after it exited, and how long the
+/// answers to what it left unanswered may take to be written.
 const DRAIN_WAIT: Duration = Duration::from_secs(1);
 /// How long a restarted upstream may take to answer the replayed `initialize`.
 const REPLAY_WAIT: Duration = Duration::from_secs(10);
 
 /// Why a run could not start.
 #[derive(Debug, thiserror::Error)]
-#[error("cannot start the upstream server '{program}': {source}")]
-pub struct StartError {
-    pub program: String,
-    #[source]
-    pub source: std::io::Error,
-}
-
-/// What the upstream writer receives.
-enum Inbound {
-    /// A line from the client: the inspector sees it first.
-    Client(Vec<u8>),
-    /// The client closed stdin.
-    ClientEof,
-    /// A line of the proxy's own (a retry, a cancellation).
-    Proxy(Vec<u8>),
-    /// A (new) upstream to write to; lines that came meanwhile are written first.
-    Attach(ChildStdin),
-    /// The upstream's output is gone: stop writing to it, hold lines until another is attached.
-    Detach,
-    /// The upstream exited (`how`): answer everything still waiting, in channel order, so a
-    /// request the writer took before this is answered once, and one after it goes to the next
-    /// upstream. The sender learns when it is done.
-    Gone(String, tokio::sync::oneshot::Sender<()>),
-    /// A client line too large to inspect, in chunks, to be written through as it comes.
-    Stream(mpsc::Receiver<Vec<u8>>),
-}
-
-/// What the stdout thread receives.
-enum Out {
-    /// A line, holding its share of the byte budget until written.
-    Line(Vec<u8>, OwnedSemaphorePermit),
-    /// An upstream line too large to inspect, in chunks.
-    Stream(mpsc::Receiver<Vec<u8>>),
-}
-
-/// The channels every stage writes to, and the inspector: enough to carry out [`Effects`].
-struct Io {
-    inspector: Arc<Inspector>,
-    to_client: mpsc::Sender<Out>,
-    budget: Arc<Semaphore>,
-    to_upstream: mpsc::Sender<Inbound>,
-    max_line: usize,
-    /// Set by the writer when the client closed stdin, before it closes the upstream's: an
-    /// upstream that then exits is done, not to be restarted.
-    client_eof: std::sync::atomic::AtomicBool,
-}
-
-impl Io {
-    /// Sends what `effects` says, and sets its timers. Returns false once the client is gone.
-    async fn apply(self: &Arc<Self>, effects: Effects) -> bool {
-        for (after, timer) in effects.timers {
-            // Timers do not keep the relay alive: after the end, they find nothing to do.
-            let io = Arc::downgrade(self);
-            tokio::spawn(async move {
-                tokio::time::sleep(after).await;
-                if let Some(io) = io.upgrade() {
-                    let effects = io.inspector.fire(timer);
-                    debug_assert!(effects.timers.is_empty(), "a timer sets no timers");
-                    io.send(effects.to_upstream, effects.to_client).await;
-                }
-            });
-        }
-        self.send(effects.to_upstream, effects.to_client).await
-    }
-
-    /// Sends lines both ways. Returns false once the client is gone.
-    /// The client's lines go first: an answer (a timeout) must not wait behind an upstream that
-    /// no longer reads.
-    async fn send(&self, to_upstream: Vec<Vec<u8>>, to_client: Vec<Vec<u8>>) -> bool {
-        let delivered = self.send_to_client(to_client).await;
-        for line in to_upstream {
-            // Closed only when the writer is gone, at the very end.
-            let _ = self.to_upstream.send(Inbound::Proxy(line)).await;
-        }
-        delivered
-    }
-
-    async fn send_to_client(&self, to_client: Vec<Vec<u8>>) -> bool {
-        for line in to_client {
-            let share = line.len().clamp(1, CLIENT_BUDGET) as u32;
-            let Ok(permit) = self.budget.clone().acquire_many_owned(share).await else {
-                return false;
-            };
-            if self.to_client.send(Out::Line(line, permit)).await.is_err() {
-                return false;
-            }
-        }
-        true
-    }
+pub enum StartError {
+    #[error("cannot start the upstream server '{program}': {source}")]
+    Upstream {
+        program: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot use stdout: {0}")]
+    Stdout(#[source] std::io::Error),
 }
 
 /// Runs the proxy until the upstream has exited for good; returns the exit code for the proxy.
@@ -147,10 +62,11 @@ pub async fn run(
     settings: Settings,
     unmatched: Option<UnmatchedLog>,
 ) -> Result<i32, StartError> {
-    let mut child = upstream::spawn(command, &settings.env).map_err(|source| StartError {
+    let cannot_start = |source| StartError::Upstream {
         program: command.first().cloned().unwrap_or_default(),
         source,
-    })?;
+    };
+    let (mut child, stdin, stdout) = start(command, &settings).map_err(cannot_start)?;
     tracing::info!(command = ?command, pid = child.id(), "upstream started");
 
     let mut inspector = Inspector::new(settings.rewriter(), settings.policy.clone());
@@ -163,24 +79,16 @@ pub async fn run(
         inspector.rewriter.clone(),
     ));
 
-    let (to_client, client_lines) = mpsc::channel::<Out>(CHANNEL_LINES);
-    let stdout_thread = std::thread::spawn(move || write_stdout(client_lines));
-    let (to_upstream, inbound) = mpsc::channel::<Inbound>(CHANNEL_LINES);
-    let from_client = to_upstream.clone();
-    let max_line = settings.max_line_bytes;
-    std::thread::spawn(move || read_stdin(from_client, max_line));
-    let io = Arc::new(Io {
-        inspector: inspector.clone(),
-        to_client,
-        budget: Arc::new(Semaphore::new(CLIENT_BUDGET)),
-        to_upstream,
-        max_line,
-        client_eof: std::sync::atomic::AtomicBool::new(false),
-    });
-
-    let stdin = child.stdin.take().expect("stdin is piped");
-    let mut writer = tokio::spawn(upstream_writer(inbound, io.clone(), stdin));
-    let mut reader = spawn_reader(&mut child, &io);
+    let io =
+        Arc::new(Io::new(inspector.clone(), settings.max_line_bytes).map_err(StartError::Stdout)?);
+    let mut generation = 1;
+    io.upstream.attach(stdin, generation);
+    let mut reader = Reader::start(&io, stdout);
+    let client = io.clone();
+    std::thread::Builder::new()
+        .name("mcp-errnorm-client".into())
+        .spawn(move || pumps::client_pump(client))
+        .map_err(cannot_start)?;
 
     let mut signals = Signals::new(inspector.clone());
     let mut client_closed = false;
@@ -191,7 +99,7 @@ pub async fn run(
             &io,
             &mut child,
             &mut reader,
-            &mut writer,
+            generation,
             &mut signals,
             &settings,
             &mut client_closed,
@@ -199,23 +107,23 @@ pub async fn run(
         .await;
         let how = upstream::describe(end.status);
         tracing::info!("upstream {how}");
-        if !reader.is_finished() && timeout(DRAIN_WAIT, &mut reader).await.is_err() {
+        if !reader.done && timeout(DRAIN_WAIT, reader.ended()).await.is_err() {
             // A grandchild may hold the pipe open; what it writes now belongs to nobody.
-            reader.abort();
+            reader.retire();
         }
-        let (done, answered) = tokio::sync::oneshot::channel();
-        let handed = io
-            .to_upstream
-            .send(Inbound::Gone(how.clone(), done))
-            .await
-            .is_ok();
-        if !handed || timeout(DRAIN_WAIT, answered).await.is_err() {
-            // The writer is gone (the client closed stdin): answer from here.
-            io.apply(io.inspector.upstream_gone(&how)).await;
-        }
-        let client_left = client_closed || io.client_eof.load(std::sync::atomic::Ordering::SeqCst);
+        let settled =
+            off_thread_within(DRAIN_WAIT, "settle", &io, move |io| io.upstream_gone(&how)).await;
+        let client_left = client_closed || io.client_eof.load(Ordering::SeqCst);
         let stop = client_left || end.stopping || end.client_gone || restarts_left == 0;
         if stop {
+            break end.status;
+        }
+        if !settled {
+            // The client pump holds the upstream's end (a huge line from a slow client): a new
+            // upstream could be handed requests already answered. Ending is the safe choice.
+            tracing::error!(
+                "could not settle the requests of the exited upstream in time: not restarting"
+            );
             break end.status;
         }
         restarts_left -= 1;
@@ -235,7 +143,8 @@ pub async fn run(
             break end.status;
         }
         backoff = backoff.saturating_mul(2);
-        match restart(command, &settings, &io).await {
+        generation += 1;
+        match restart(command, &settings, &io, generation).await {
             Some((new_child, new_reader)) => {
                 child = new_child;
                 reader = new_reader;
@@ -244,12 +153,83 @@ pub async fn run(
         }
     };
     tracing::info!("{}", inspector.stats.summary());
-    // What holds the channel to stdout goes, so the stdout thread drains it and ends.
-    writer.abort();
-    reader.abort();
-    drop(io);
-    wait_for_thread(stdout_thread, DRAIN_WAIT).await;
+    let flushed = off_thread_within(DRAIN_WAIT, "flush", &io, |io| {
+        let _ = io.client.flush();
+    })
+    .await;
+    if !flushed {
+        tracing::debug!("the client did not take the last lines in time");
+    }
     Ok(upstream::exit_code(status))
+}
+
+/// Spawns the upstream and takes its pipes, for blocking I/O on the pumps' threads.
+fn start(command: &[String], settings: &Settings) -> std::io::Result<(Child, OwnedFd, OwnedFd)> {
+    let mut child = upstream::spawn(command, &settings.env)?;
+    let stdin = child
+        .stdin
+        .take()
+        .expect("stdin is piped")
+        .into_owned_fd()?;
+    let stdout = child
+        .stdout
+        .take()
+        .expect("stdout is piped")
+        .into_owned_fd()?;
+    Ok((child, stdin, stdout))
+}
+
+/// Runs `work` on a thread of its own and waits for it at most `limit`; whether it finished.
+async fn off_thread_within(
+    limit: Duration,
+    name: &str,
+    io: &Arc<Io>,
+    work: impl FnOnce(Arc<Io>) + Send + 'static,
+) -> bool {
+    let (done, finished) = oneshot::channel();
+    off_thread(name, Arc::downgrade(io), move |io| {
+        work(io);
+        let _ = done.send(());
+    });
+    matches!(timeout(limit, finished).await, Ok(Ok(())))
+}
+
+/// The upstream pump of one upstream, seen from the supervisor.
+struct Reader {
+    ended: oneshot::Receiver<PumpEnd>,
+    retired: Arc<AtomicBool>,
+    done: bool,
+}
+
+impl Reader {
+    fn start(io: &Arc<Io>, stdout: OwnedFd) -> Reader {
+        let (tell, ended) = oneshot::channel();
+        let retired = Arc::new(AtomicBool::new(false));
+        let (pump_io, pump_retired) = (io.clone(), retired.clone());
+        let spawned = std::thread::Builder::new()
+            .name("mcp-errnorm-upstream".into())
+            .spawn(move || pumps::upstream_pump(pump_io, stdout, pump_retired, tell));
+        if let Err(e) = spawned {
+            // Without a reader the upstream is deaf: the supervisor sees this one end at once.
+            tracing::error!("cannot start a thread to read the upstream: {e}");
+        }
+        Reader {
+            ended,
+            retired,
+            done: false,
+        }
+    }
+
+    /// Waits for the pump to end (cancel-safe).
+    async fn ended(&mut self) -> PumpEnd {
+        let end = (&mut self.ended).await.unwrap_or(PumpEnd::Eof);
+        self.done = true;
+        end
+    }
+
+    fn retire(&self) {
+        self.retired.store(true, Ordering::SeqCst);
+    }
 }
 
 /// How one upstream ended.
@@ -264,10 +244,10 @@ struct End {
 /// Watches one upstream until it exits: passes signals on, and walks the shutdown ladder when
 /// the client leaves or the proxy is told to stop.
 async fn supervise(
-    io: &Io,
+    io: &Arc<Io>,
     child: &mut Child,
-    reader: &mut JoinHandle<ReaderEnd>,
-    writer: &mut JoinHandle<()>,
+    reader: &mut Reader,
+    generation: u64,
     signals: &mut Signals,
     settings: &Settings,
     client_closed: &mut bool,
@@ -277,7 +257,7 @@ async fn supervise(
     } else {
         Ladder::Running
     };
-    let (mut stopping, mut client_gone, mut reader_done) = (false, false, false);
+    let (mut stopping, mut client_gone) = (false, false);
     loop {
         tokio::select! {
             status = child.wait() => {
@@ -293,14 +273,13 @@ async fn supervise(
                 stopping = true;
                 ladder = ladder.at_least(Ladder::Terminating(Instant::now() + settings.term_wait));
             }
-            _ = &mut *writer, if !*client_closed => {
+            _ = io.client_closed.notified(), if !*client_closed => {
                 *client_closed = true;
                 tracing::debug!("the client closed its side; closed the upstream's stdin");
                 ladder = ladder.at_least(Ladder::Closing(Instant::now() + settings.close_wait));
             }
-            end = &mut *reader, if !reader_done => {
-                reader_done = true;
-                if matches!(end, Ok(ReaderEnd::ClientGone)) {
+            end = reader.ended(), if !reader.done => {
+                if matches!(end, PumpEnd::ClientGone) {
                     tracing::info!("the client stopped reading; shutting the upstream down");
                     client_gone = true;
                     stopping = true;
@@ -308,11 +287,11 @@ async fn supervise(
                     tracing::debug!("the upstream closed its stdout");
                 }
                 ladder = ladder.at_least(Ladder::Closing(Instant::now() + settings.close_wait));
-                // Nothing more can be relayed: close the upstream's stdin too. Not waiting on a
-                // full channel here (signals and the ladder must stay served; the ladder ends the
-                // upstream anyway), and not from another task: a Detach that overtook a later
-                // Attach would cut off the restarted upstream.
-                let _ = io.to_upstream.try_send(Inbound::Detach);
+                // Nothing more can be relayed: close the upstream's stdin too, from another
+                // thread (the client pump may hold it; signals and the ladder must stay served).
+                off_thread("detach", Arc::downgrade(io), move |io| {
+                    io.upstream.detach(generation)
+                });
             }
             _ = sleep_until(ladder.deadline()), if ladder.deadline_set() => {
                 ladder = match ladder {
@@ -339,32 +318,35 @@ async fn restart(
     command: &[String],
     settings: &Settings,
     io: &Arc<Io>,
-) -> Option<(Child, JoinHandle<ReaderEnd>)> {
-    let mut child = match upstream::spawn(command, &settings.env) {
-        Ok(child) => child,
+    generation: u64,
+) -> Option<(Child, Reader)> {
+    let (child, stdin, stdout) = match start(command, settings) {
+        Ok(started) => started,
         Err(e) => {
             tracing::error!("cannot restart the upstream: {e}");
             return None;
         }
     };
-    let mut stdin = child.stdin.take().expect("stdin is piped");
-    let reader = spawn_reader(&mut child, io);
+    let reader = Reader::start(io, stdout);
+    let mut stdin = std::fs::File::from(stdin);
     if let Some((line, answered)) = io.inspector.replay_initialize() {
+        // Written from here: a fresh pipe takes two short lines without waiting.
         let replayed = async {
-            stdin.write_all(&line).await?;
+            stdin.write_all(&line)?;
             if timeout(REPLAY_WAIT, answered).await.is_err() {
                 tracing::warn!("the restarted upstream did not answer initialize in time");
             }
-            stdin
-                .write_all(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n")
-                .await
+            stdin.write_all(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n")
         };
         if let Err(e) = replayed.await {
             tracing::error!("cannot restore the session on the restarted upstream: {e}");
         }
     }
     tracing::warn!(pid = child.id(), "upstream restarted; the session goes on");
-    let _ = io.to_upstream.send(Inbound::Attach(stdin)).await;
+    // From another thread: the client pump may hold the upstream's end for a while.
+    off_thread("attach", Arc::downgrade(io), move |io| {
+        io.upstream.attach(stdin.into(), generation)
+    });
     Some((child, reader))
 }
 
@@ -435,258 +417,6 @@ impl Signals {
                 _ = self.term.recv() => return (libc::SIGTERM, "SIGTERM"),
                 _ = self.usr1.recv() => tracing::info!("{}", self.inspector.stats.summary()),
             }
-        }
-    }
-}
-
-async fn wait_for_thread(thread: std::thread::JoinHandle<()>, limit: Duration) {
-    let deadline = Instant::now() + limit;
-    while !thread.is_finished() && Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
-}
-
-/// Reads the client's lines on a plain thread (a blocking stdin read cannot be cancelled).
-/// A line longer than `max_line` goes through in chunks, unparsed.
-fn read_stdin(inbound: mpsc::Sender<Inbound>, max_line: usize) {
-    use lines::{read_chunk, read_line, Chunk, Read};
-    let mut stdin = BufReader::with_capacity(64 * 1024, std::io::stdin().lock());
-    loop {
-        let message = match read_line(&mut stdin, max_line) {
-            Ok(Read::Line(line)) => Inbound::Client(line),
-            Ok(Read::Oversized(first)) => {
-                tracing::warn!(
-                    max_line,
-                    "a client line is larger than max_line_bytes: passed through unparsed"
-                );
-                let (tx, rx) = mpsc::channel(4);
-                if inbound.blocking_send(Inbound::Stream(rx)).is_err() {
-                    return;
-                }
-                // If the writer stops taking chunks, the rest of the line is read and dropped:
-                // the next line must still be read.
-                let _ = tx.blocking_send(first);
-                while let Ok(Chunk::Data(chunk, end)) = read_chunk(&mut stdin) {
-                    let _ = tx.blocking_send(chunk);
-                    if end {
-                        break;
-                    }
-                }
-                continue;
-            }
-            Ok(Read::Eof) => break,
-            Err(e) => {
-                tracing::warn!("reading stdin failed: {e}");
-                break;
-            }
-        };
-        if inbound.blocking_send(message).is_err() {
-            return;
-        }
-    }
-    let _ = inbound.blocking_send(Inbound::ClientEof);
-}
-
-/// Writes lines to stdout on a plain thread, flushing whenever no more lines are waiting.
-/// Ends when every sender is gone, or when the client stops reading (broken pipe).
-fn write_stdout(mut out: mpsc::Receiver<Out>) {
-    let mut stdout = BufWriter::with_capacity(64 * 1024, std::io::stdout().lock());
-    while let Some(message) = out.blocking_recv() {
-        let written = match message {
-            Out::Line(line, _permit) => stdout.write_all(&line),
-            Out::Stream(mut chunks) => {
-                let mut result = Ok(());
-                while let Some(chunk) = chunks.blocking_recv() {
-                    result = stdout.write_all(&chunk);
-                    if result.is_err() {
-                        break;
-                    }
-                }
-                result
-            }
-        };
-        let flushed = written.and_then(|()| {
-            if out.is_empty() {
-                stdout.flush()
-            } else {
-                Ok(())
-            }
-        });
-        if let Err(e) = flushed {
-            tracing::debug!("stdout closed: {e}");
-            return;
-        }
-    }
-}
-
-/// Everything that goes to the upstream's stdin: the client's lines (after the inspector has
-/// seen them) and the proxy's own. Ends at the client's EOF, closing the upstream's stdin.
-async fn upstream_writer(mut inbound: mpsc::Receiver<Inbound>, io: Arc<Io>, stdin: ChildStdin) {
-    let mut stdin = Some(stdin);
-    // Lines that arrive while no upstream is attached (it is restarting).
-    let mut held: VecDeque<Vec<u8>> = VecDeque::new();
-    // Lines written in one go while more are waiting: one system call for many small lines.
-    let mut batch: Vec<u8> = Vec::with_capacity(WRITE_BATCH);
-    while let Some(message) = inbound.recv().await {
-        if !matches!(message, Inbound::Client(_) | Inbound::Proxy(_)) {
-            flush(&mut stdin, &mut batch).await;
-        }
-        let lines = match message {
-            Inbound::Client(line) => {
-                let Effects {
-                    to_client,
-                    to_upstream,
-                    timers,
-                } = io.inspector.client_line(line);
-                // Answers the proxy gives at once (an open circuit breaker), and timers.
-                let now = Effects {
-                    to_client,
-                    to_upstream: Vec::new(),
-                    timers,
-                };
-                io.apply(now).await;
-                to_upstream
-            }
-            Inbound::Proxy(line) => vec![line],
-            Inbound::ClientEof => {
-                io.client_eof
-                    .store(true, std::sync::atomic::Ordering::SeqCst);
-                break;
-            }
-            Inbound::Attach(new) => {
-                stdin = Some(new);
-                held.drain(..).collect()
-            }
-            Inbound::Detach => {
-                stdin = None;
-                Vec::new()
-            }
-            Inbound::Gone(how, done) => {
-                stdin = None;
-                // Held lines were taken before the upstream died: their requests are answered
-                // now, never sent to the next upstream as well.
-                held.clear();
-                io.apply(io.inspector.upstream_gone(&how)).await;
-                let _ = done.send(());
-                Vec::new()
-            }
-            Inbound::Stream(mut chunks) => {
-                let mut lost = false;
-                // Take every chunk, written or not, so the stdin reader is never stuck.
-                while let Some(chunk) = chunks.recv().await {
-                    match stdin.as_mut() {
-                        Some(pipe) => {
-                            if let Err(e) = pipe.write_all(&chunk).await {
-                                tracing::warn!("cannot write to the upstream: {e}");
-                                stdin = None;
-                                lost = true;
-                            }
-                        }
-                        None => lost = true,
-                    }
-                }
-                if lost {
-                    tracing::warn!("an oversized client line was lost: no upstream to take it");
-                }
-                Vec::new()
-            }
-        };
-        for line in lines {
-            if stdin.is_some() {
-                batch.extend_from_slice(&line);
-            } else {
-                held.push_back(line);
-            }
-        }
-        if inbound.is_empty() || batch.len() >= WRITE_BATCH {
-            flush(&mut stdin, &mut batch).await;
-        }
-    }
-    flush(&mut stdin, &mut batch).await;
-    if let Some(mut pipe) = stdin {
-        // Closing stdin is the upstream's cue to exit.
-        let _ = pipe.shutdown().await;
-    }
-}
-
-/// Writes what is batched for the upstream; a failed write detaches it.
-async fn flush(stdin: &mut Option<ChildStdin>, batch: &mut Vec<u8>) {
-    if batch.is_empty() {
-        return;
-    }
-    if let Some(pipe) = stdin.as_mut() {
-        if let Err(e) = pipe.write_all(batch).await {
-            tracing::warn!("cannot write to the upstream: {e}");
-            *stdin = None;
-        }
-    }
-    batch.clear();
-}
-
-#[derive(Debug)]
-enum ReaderEnd {
-    /// The upstream closed its stdout (it exited, usually).
-    Eof,
-    /// The client is gone: nothing can be delivered any more.
-    ClientGone,
-}
-
-fn spawn_reader(child: &mut Child, io: &Arc<Io>) -> JoinHandle<ReaderEnd> {
-    let stdout = child.stdout.take().expect("stdout is piped");
-    tokio::spawn(upstream_reader(stdout, io.clone()))
-}
-
-/// Upstream to client: every line through the inspector, which forwards it as it came unless
-/// it is a failed tool call (rewritten, or retried) or non-JSON noise.
-async fn upstream_reader(stdout: ChildStdout, io: Arc<Io>) -> ReaderEnd {
-    use lines::{read_chunk_async, read_line_async, Chunk, IdScanner, Read};
-    let mut reader = tokio::io::BufReader::with_capacity(64 * 1024, stdout);
-    loop {
-        let mut line = match read_line_async(&mut reader, io.max_line).await {
-            Ok(Read::Line(line)) => line,
-            Ok(Read::Oversized(first)) => {
-                // Streamed as it comes; only its id is followed, to settle the request.
-                let (tx, rx) = mpsc::channel(4);
-                let mut scanner = IdScanner::default();
-                scanner.feed(&first);
-                if io.to_client.send(Out::Stream(rx)).await.is_err()
-                    || tx.send(first).await.is_err()
-                {
-                    return ReaderEnd::ClientGone;
-                }
-                let mut ended = false;
-                while !ended {
-                    let Ok(Chunk::Data(chunk, end)) = read_chunk_async(&mut reader).await else {
-                        // The upstream ended mid-line: end the line, so the next one is whole.
-                        let _ = tx.send(b"\n".to_vec()).await;
-                        return ReaderEnd::Eof;
-                    };
-                    ended = end;
-                    scanner.feed(&chunk);
-                    if tx.send(chunk).await.is_err() {
-                        return ReaderEnd::ClientGone;
-                    }
-                }
-                drop(tx);
-                let effects = io.inspector.oversized_answer(scanner.id());
-                if !io.apply(effects).await {
-                    return ReaderEnd::ClientGone;
-                }
-                continue;
-            }
-            Ok(Read::Eof) => return ReaderEnd::Eof,
-            Err(e) => {
-                tracing::warn!("reading the upstream's stdout failed: {e}");
-                return ReaderEnd::Eof;
-            }
-        };
-        // A last line without its newline would run into whatever is written next.
-        if line.last() != Some(&b'\n') {
-            line.push(b'\n');
-        }
-        let effects = io.inspector.upstream_line(line);
-        if !io.apply(effects).await {
-            return ReaderEnd::ClientGone;
         }
     }
 }

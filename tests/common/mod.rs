@@ -101,10 +101,15 @@ impl Running {
     }
 
     pub fn send(&mut self, line: &str) {
+        self.try_send(line).unwrap();
+    }
+
+    /// Sends a line to a proxy that may already have ended.
+    pub fn try_send(&mut self, line: &str) -> std::io::Result<()> {
         let stdin = self.stdin.as_mut().expect("stdin open");
-        stdin.write_all(line.as_bytes()).unwrap();
-        stdin.write_all(b"\n").unwrap();
-        stdin.flush().unwrap();
+        stdin.write_all(line.as_bytes())?;
+        stdin.write_all(b"\n")?;
+        stdin.flush()
     }
 
     pub fn send_json(&mut self, value: &Value) {

@@ -1,0 +1,403 @@
+//! The two pumps, one plain thread per direction, and the two ends they write to.
+//!
+//! Each pump reads a line, asks the [`Inspector`] what it means and writes the outcome itself:
+//! no line changes threads on its way, so the proxy costs what its reading, parsing and writing
+//! cost, and a slow reader on either side holds its pump back (back-pressure without buffers).
+//! Lines that do not come from a pump (a timer's answer, a retry, the answers given when the
+//! upstream died) are written by short-lived threads through the same two ends, whose locks keep
+//! every line whole.
+//!
+//! Lock order: the upstream's end before the client's, never the other way round.
+
+use std::collections::VecDeque;
+use std::fs::File;
+use std::io::{BufReader, BufWriter, Write};
+use std::os::fd::{AsFd, OwnedFd};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::time::Duration;
+
+use tokio::sync::{oneshot, Notify};
+
+use super::inspector::{Effects, Inspector, Timer};
+use super::lines::{read_chunk, read_line, Chunk, IdScanner, Read};
+
+/// Buffer size for each pipe, as a byte relay would use.
+const BUFFER: usize = 64 << 10;
+
+/// What the pumps, timers and the supervisor share.
+pub(super) struct Io {
+    pub inspector: Arc<Inspector>,
+    /// Our stdout.
+    pub client: ClientEnd,
+    /// The upstream's stdin, while there is one.
+    pub upstream: UpstreamEnd,
+    pub max_line: usize,
+    /// Set when the client closed stdin, before the upstream's stdin is closed: an upstream
+    /// that then exits is done, not to be restarted.
+    pub client_eof: AtomicBool,
+    /// Told when the client closed stdin.
+    pub client_closed: Notify,
+    /// Where timers wait.
+    runtime: tokio::runtime::Handle,
+}
+
+impl Io {
+    pub fn new(inspector: Arc<Inspector>, max_line: usize) -> std::io::Result<Io> {
+        let stdout = std::io::stdout().as_fd().try_clone_to_owned()?;
+        Ok(Io {
+            inspector,
+            client: ClientEnd(Mutex::new(BufWriter::with_capacity(BUFFER, stdout.into()))),
+            upstream: UpstreamEnd::default(),
+            max_line,
+            client_eof: AtomicBool::new(false),
+            client_closed: Notify::new(),
+            runtime: tokio::runtime::Handle::current(),
+        })
+    }
+
+    /// Carries out what a timer or the supervisor decided, from any thread: the client's lines
+    /// first (an answer must not wait behind an upstream that no longer reads), then the
+    /// upstream's. Returns false once the client is gone.
+    pub fn apply(self: &Arc<Self>, effects: Effects) -> bool {
+        let delivered = self.client.send(&effects.to_client, true).is_ok();
+        self.send_upstream(effects.to_upstream);
+        self.set_timers(effects.timers);
+        delivered
+    }
+
+    fn send_upstream(&self, lines: Vec<Vec<u8>>) {
+        if lines.is_empty() {
+            return;
+        }
+        let mut upstream = self.upstream.lock();
+        for line in lines {
+            upstream.write(line);
+        }
+        upstream.flush();
+    }
+
+    /// Each timer waits in the runtime, then fires on a thread of its own: what it writes may
+    /// block (an upstream that does not read) and must hold up nothing else.
+    fn set_timers(self: &Arc<Self>, timers: Vec<(Duration, Timer)>) {
+        for (after, timer) in timers {
+            // Timers do not keep the relay alive: after the end, they find nothing to do.
+            let io = Arc::downgrade(self);
+            self.runtime.spawn(async move {
+                tokio::time::sleep(after).await;
+                off_thread("timer", io, move |io| {
+                    let effects = io.inspector.fire(timer);
+                    debug_assert!(effects.timers.is_empty(), "a timer sets no timers");
+                    io.apply(effects);
+                });
+            });
+        }
+    }
+
+    /// The upstream `how` ("exited with status 1") is gone: it gets no more lines, lines held
+    /// for it are dropped, and every request still waiting is answered now. Holding the
+    /// upstream's end makes this one step for the client pump: a request it took before is
+    /// answered here, one it takes after goes to the next upstream.
+    pub fn upstream_gone(self: &Arc<Self>, how: &str) {
+        let mut upstream = self.upstream.lock();
+        upstream.pipe = None;
+        upstream.held.clear();
+        let effects = self.inspector.upstream_gone(how);
+        let _ = self.client.send(&effects.to_client, true);
+    }
+}
+
+/// Runs `work` on a thread of its own if the relay is still there.
+pub(super) fn off_thread(name: &str, io: Weak<Io>, work: impl FnOnce(Arc<Io>) + Send + 'static) {
+    let spawned = std::thread::Builder::new()
+        .name(format!("mcp-errnorm-{name}"))
+        .spawn(move || {
+            if let Some(io) = io.upgrade() {
+                work(io);
+            }
+        });
+    if let Err(e) = spawned {
+        tracing::error!("cannot start a thread for a {name}: {e}");
+    }
+}
+
+/// Our stdout, shared by every writer; the lock keeps lines whole.
+pub(super) struct ClientEnd(Mutex<BufWriter<File>>);
+
+impl ClientEnd {
+    fn lock(&self) -> MutexGuard<'_, BufWriter<File>> {
+        // A writer that panicked left at worst a partial line; the pipe itself is fine.
+        self.0
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Writes `lines`, then flushes if asked to (or if lines were left unflushed by a pump
+    /// that has more to write, they go with these). Fails once the client is gone.
+    pub fn send(&self, lines: &[Vec<u8>], flush: bool) -> std::io::Result<()> {
+        let mut out = self.lock();
+        for line in lines {
+            out.write_all(line)?;
+        }
+        if flush {
+            out.flush()?;
+        }
+        Ok(())
+    }
+
+    pub fn flush(&self) -> std::io::Result<()> {
+        self.lock().flush()
+    }
+}
+
+/// The upstream's stdin, shared by the client pump, timers and the supervisor.
+#[derive(Default)]
+pub(super) struct UpstreamEnd(Mutex<Inlet>);
+
+#[derive(Default)]
+pub(super) struct Inlet {
+    pipe: Option<BufWriter<File>>,
+    /// Which upstream is attached, so that detaching one already replaced does nothing.
+    generation: u64,
+    /// Lines that came while no upstream was attached (it is restarting).
+    held: VecDeque<Vec<u8>>,
+    /// The client closed stdin: an upstream attached from now on gets its stdin closed after
+    /// the held lines.
+    closed: bool,
+}
+
+impl UpstreamEnd {
+    fn lock(&self) -> MutexGuard<'_, Inlet> {
+        self.0
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// A (new) upstream to write to, the supervisor's `generation`-th; the lines held
+    /// meanwhile go first.
+    pub fn attach(&self, stdin: OwnedFd, generation: u64) {
+        let mut inlet = self.lock();
+        inlet.generation = generation;
+        inlet.pipe = Some(BufWriter::with_capacity(BUFFER, stdin.into()));
+        for line in std::mem::take(&mut inlet.held) {
+            inlet.write(line);
+        }
+        inlet.flush();
+        if inlet.closed {
+            inlet.pipe = None;
+        }
+    }
+
+    /// The `generation`-th upstream no longer reads: stop writing to it and hold lines until
+    /// another is attached. Its stdin closes, unflushed (it may never read it).
+    pub fn detach(&self, generation: u64) {
+        let mut inlet = self.lock();
+        if inlet.generation == generation {
+            if let Some(pipe) = inlet.pipe.take() {
+                drop(pipe.into_parts());
+            }
+        }
+    }
+
+    /// The client closed stdin: what is written goes out, then the upstream's stdin closes,
+    /// its cue to exit.
+    fn close(&self) {
+        let mut inlet = self.lock();
+        inlet.flush();
+        inlet.pipe = None;
+        inlet.closed = true;
+    }
+}
+
+impl Inlet {
+    /// Writes a line, or holds it while no upstream is attached. A failed write detaches the
+    /// upstream; the request is answered when the supervisor learns it is gone.
+    pub fn write(&mut self, line: Vec<u8>) {
+        if self.closed && self.pipe.is_none() {
+            return;
+        }
+        match self.pipe.as_mut() {
+            Some(pipe) => {
+                if let Err(e) = pipe.write_all(&line) {
+                    self.lost(e);
+                }
+            }
+            None => self.held.push_back(line),
+        }
+    }
+
+    /// Writes part of a line too large to hold: straight through, or nowhere.
+    fn write_through(&mut self, bytes: &[u8]) {
+        if let Some(Err(e)) = self.pipe.as_mut().map(|pipe| pipe.write_all(bytes)) {
+            self.lost(e);
+        }
+    }
+
+    pub fn flush(&mut self) {
+        if let Some(Err(e)) = self.pipe.as_mut().map(Write::flush) {
+            self.lost(e);
+        }
+    }
+
+    fn lost(&mut self, e: std::io::Error) {
+        tracing::warn!("cannot write to the upstream: {e}");
+        if let Some(pipe) = self.pipe.take() {
+            drop(pipe.into_parts());
+        }
+    }
+}
+
+/// Whether `reader` already holds the next whole line: if not, the next read may block, so
+/// what was written must go out first.
+fn next_line_buffered<R>(reader: &BufReader<R>) -> bool {
+    memchr::memchr(b'\n', reader.buffer()).is_some()
+}
+
+/// Client to upstream, on its own thread: every line through the inspector, which registers
+/// requests and may answer at once (an open circuit breaker). Ends at the client's EOF, closing
+/// the upstream's stdin. A line longer than `max_line` goes through in chunks, unparsed.
+pub(super) fn client_pump(io: Arc<Io>) {
+    let mut stdin = BufReader::with_capacity(BUFFER, std::io::stdin().lock());
+    loop {
+        match read_line(&mut stdin, io.max_line) {
+            Ok(Read::Line(line)) => {
+                // Held across the inspection, so that the upstream's end is never seen between
+                // a request being registered and being written (see `Io::upstream_gone`).
+                let mut upstream = io.upstream.lock();
+                let effects = io.inspector.client_line(line);
+                if !effects.to_client.is_empty() {
+                    let _ = io.client.send(&effects.to_client, true);
+                }
+                for line in effects.to_upstream {
+                    upstream.write(line);
+                }
+                if !next_line_buffered(&stdin) {
+                    upstream.flush();
+                }
+                drop(upstream);
+                io.set_timers(effects.timers);
+            }
+            Ok(Read::Oversized(first)) => {
+                tracing::warn!(
+                    max_line = io.max_line,
+                    "a client line is larger than max_line_bytes: passed through unparsed"
+                );
+                let mut upstream = io.upstream.lock();
+                upstream.write_through(&first);
+                // Every chunk is read, written or not, so that the next line is whole.
+                while let Ok(Chunk::Data(chunk, end)) = read_chunk(&mut stdin) {
+                    upstream.write_through(&chunk);
+                    if end {
+                        break;
+                    }
+                }
+                if upstream.pipe.is_none() {
+                    tracing::warn!("an oversized client line was lost: no upstream to take it");
+                }
+                upstream.flush();
+            }
+            Ok(Read::Eof) => break,
+            Err(e) => {
+                tracing::warn!("reading stdin failed: {e}");
+                break;
+            }
+        }
+    }
+    io.client_eof.store(true, Ordering::SeqCst);
+    io.upstream.close();
+    io.client_closed.notify_one();
+}
+
+/// How an upstream pump ended.
+#[derive(Debug)]
+pub(super) enum PumpEnd {
+    /// The upstream closed its stdout (it exited, usually).
+    Eof,
+    /// The client is gone: nothing can be delivered any more.
+    ClientGone,
+}
+
+/// Upstream to client, on its own thread, one per upstream: every line through the inspector,
+/// which forwards it as it came unless it is a failed tool call (rewritten, or retried) or
+/// non-JSON noise. Once `retired` (the upstream is gone and a grandchild still holds the pipe),
+/// what comes is nobody's and is dropped.
+pub(super) fn upstream_pump(
+    io: Arc<Io>,
+    stdout: OwnedFd,
+    retired: Arc<AtomicBool>,
+    ended: oneshot::Sender<PumpEnd>,
+) {
+    let end = pump_upstream(&io, File::from(stdout), &retired);
+    let _ = ended.send(end);
+}
+
+fn pump_upstream(io: &Arc<Io>, stdout: File, retired: &AtomicBool) -> PumpEnd {
+    let mut reader = BufReader::with_capacity(BUFFER, stdout);
+    loop {
+        let read = read_line(&mut reader, io.max_line);
+        if retired.load(Ordering::SeqCst) {
+            return PumpEnd::Eof;
+        }
+        let effects = match read {
+            Ok(Read::Line(mut line)) => {
+                // A last line without its newline would run into whatever is written next.
+                if line.last() != Some(&b'\n') {
+                    line.push(b'\n');
+                }
+                io.inspector.upstream_line(line)
+            }
+            Ok(Read::Oversized(first)) => match stream_to_client(io, &mut reader, first) {
+                Ok(effects) => effects,
+                Err(end) => return end,
+            },
+            Ok(Read::Eof) => return PumpEnd::Eof,
+            Err(e) => {
+                tracing::warn!("reading the upstream's stdout failed: {e}");
+                return PumpEnd::Eof;
+            }
+        };
+        let flush = !next_line_buffered(&reader);
+        if io.client.send(&effects.to_client, flush).is_err() {
+            return PumpEnd::ClientGone;
+        }
+        io.send_upstream(effects.to_upstream);
+        io.set_timers(effects.timers);
+    }
+}
+
+/// Streams an upstream line too large to inspect to the client as it comes, holding the
+/// client's end so nothing else cuts into it; only its id is followed, to settle the request.
+fn stream_to_client(
+    io: &Arc<Io>,
+    reader: &mut BufReader<File>,
+    first: Vec<u8>,
+) -> Result<Effects, PumpEnd> {
+    let mut scanner = IdScanner::default();
+    let mut out = io.client.lock();
+    let mut pass = |bytes: &[u8]| {
+        scanner.feed(bytes);
+        out.write_all(bytes).map_err(|_| PumpEnd::ClientGone)
+    };
+    pass(&first)?;
+    loop {
+        match read_chunk(reader) {
+            Ok(Chunk::Data(chunk, end)) => {
+                pass(&chunk)?;
+                if end {
+                    break;
+                }
+            }
+            Ok(Chunk::Eof) | Err(_) => {
+                // The upstream ended mid-line: end the line, so the next one is whole.
+                let _ = pass(b"\n");
+                let _ = out.flush();
+                return Err(PumpEnd::Eof);
+            }
+        }
+    }
+    if out.flush().is_err() {
+        return Err(PumpEnd::ClientGone);
+    }
+    drop(out);
+    Ok(io.inspector.oversized_answer(scanner.id()))
+}
