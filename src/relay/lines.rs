@@ -28,7 +28,7 @@ pub enum Chunk {
 /// (consumed, found newline).
 fn take(buf: &[u8], room: usize, out: &mut Vec<u8>) -> (usize, bool) {
     let window = &buf[..buf.len().min(room)];
-    match window.iter().position(|&b| b == b'\n') {
+    match memchr::memchr(b'\n', window) {
         Some(i) => {
             out.extend_from_slice(&window[..=i]);
             (i + 1, true)

@@ -56,14 +56,12 @@ impl Io {
         })
     }
 
-    /// Carries out what a timer or the supervisor decided, from any thread: the client's lines
-    /// first (an answer must not wait behind an upstream that no longer reads), then the
-    /// upstream's. Returns false once the client is gone.
-    pub fn apply(self: &Arc<Self>, effects: Effects) -> bool {
-        let delivered = self.client.send(&effects.to_client, true).is_ok();
+    /// Carries out what a timer decided, from any thread: the client's lines first (an answer
+    /// must not wait behind an upstream that no longer reads), then the upstream's.
+    fn apply(self: &Arc<Self>, effects: Effects) {
+        let _ = self.client.send(&effects.to_client, true);
         self.send_upstream(effects.to_upstream);
         self.set_timers(effects.timers);
-        delivered
     }
 
     fn send_upstream(&self, lines: Vec<Vec<u8>>) {
