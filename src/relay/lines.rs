@@ -4,8 +4,6 @@
 //! chunks, unparsed and unrewritten, so memory stays bounded; [`IdScanner`] follows the chunks
 //! to learn which request it answers, so the session can forget that request.
 
-use std::io::BufRead;
-
 /// What one read produced.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Read {
@@ -24,71 +22,116 @@ pub enum Chunk {
     Eof,
 }
 
-/// Appends from `buf` up to and including a newline, at most `room` bytes; returns
-/// (consumed, found newline).
-fn take(buf: &[u8], room: usize, out: &mut Vec<u8>) -> (usize, bool) {
-    let window = &buf[..buf.len().min(room)];
-    match memchr::memchr(b'\n', window) {
-        Some(i) => {
-            out.extend_from_slice(&window[..=i]);
-            (i + 1, true)
-        }
-        None => {
-            out.extend_from_slice(window);
-            (window.len(), false)
-        }
-    }
+/// How much a read asks for, and the buffer a reader starts with.
+const READ_SIZE: usize = 64 << 10;
+
+/// Reads lines from a pipe. Like a `BufReader`, but a long line grows in the reader's own buffer
+/// and is handed over as it is, instead of being copied out piece by piece.
+pub struct LineReader<R> {
+    inner: R,
+    /// `buf[start..end]` is read and not yet handed out; `buf` is initialised throughout.
+    buf: Vec<u8>,
+    start: usize,
+    end: usize,
 }
 
-/// One step of reading a line: takes from a freshly filled `buf` into `line`. Returns how many
-/// bytes were used and, when the read is over, its outcome.
-fn line_step(buf: &[u8], limit: usize, line: &mut Vec<u8>) -> (usize, Option<Read>) {
-    if buf.is_empty() {
-        let outcome = if line.is_empty() {
-            Read::Eof
-        } else {
-            Read::Line(std::mem::take(line))
-        };
-        return (0, Some(outcome));
-    }
-    let (used, done) = take(buf, limit - line.len(), line);
-    let outcome = if done {
-        Some(Read::Line(std::mem::take(line)))
-    } else if line.len() >= limit {
-        Some(Read::Oversized(std::mem::take(line)))
-    } else {
-        None
-    };
-    (used, outcome)
-}
-
-/// One step of reading a chunk of an oversized line.
-fn chunk_step(buf: &[u8]) -> (usize, Chunk) {
-    if buf.is_empty() {
-        return (0, Chunk::Eof);
-    }
-    let mut chunk = Vec::new();
-    let (used, done) = take(buf, usize::MAX, &mut chunk);
-    (used, Chunk::Data(chunk, done))
-}
-
-/// Reads one line of at most `limit` bytes from a blocking reader.
-pub fn read_line(reader: &mut impl BufRead, limit: usize) -> std::io::Result<Read> {
-    let mut line = Vec::new();
-    loop {
-        let (used, outcome) = line_step(reader.fill_buf()?, limit, &mut line);
-        reader.consume(used);
-        if let Some(outcome) = outcome {
-            return Ok(outcome);
+impl<R: std::io::Read> LineReader<R> {
+    pub fn new(inner: R) -> LineReader<R> {
+        LineReader {
+            inner,
+            buf: vec![0; READ_SIZE],
+            start: 0,
+            end: 0,
         }
     }
-}
 
-/// The next chunk of an oversized line, from a blocking reader.
-pub fn read_chunk(reader: &mut impl BufRead) -> std::io::Result<Chunk> {
-    let (used, chunk) = chunk_step(reader.fill_buf()?);
-    reader.consume(used);
-    Ok(chunk)
+    /// Whether the next whole line is already here, so reading it will not wait.
+    pub fn has_line(&self) -> bool {
+        memchr::memchr(b'\n', &self.buf[self.start..self.end]).is_some()
+    }
+
+    /// Reads one line of at most `limit` bytes.
+    pub fn read_line(&mut self, limit: usize) -> std::io::Result<Read> {
+        // How much after `start` holds no newline: compacting moves `start`, not this.
+        let mut scanned = 0;
+        loop {
+            let from = self.start + scanned;
+            if let Some(i) = memchr::memchr(b'\n', &self.buf[from..self.end]) {
+                let end = from + i + 1;
+                return Ok(if end - self.start <= limit {
+                    Read::Line(self.take(end))
+                } else {
+                    Read::Oversized(self.take(self.start + limit))
+                });
+            }
+            if self.end - self.start >= limit {
+                return Ok(Read::Oversized(self.take(self.start + limit)));
+            }
+            scanned = self.end - self.start;
+            if self.fill()? == 0 {
+                return Ok(if self.start == self.end {
+                    Read::Eof
+                } else {
+                    Read::Line(self.take(self.end))
+                });
+            }
+        }
+    }
+
+    /// The next piece of an oversized line: what is here up to its end, or the next read.
+    pub fn read_chunk(&mut self) -> std::io::Result<Chunk> {
+        if self.start == self.end && self.fill()? == 0 {
+            return Ok(Chunk::Eof);
+        }
+        let here = &self.buf[self.start..self.end];
+        Ok(match memchr::memchr(b'\n', here) {
+            Some(i) => Chunk::Data(self.take(self.start + i + 1), true),
+            None => Chunk::Data(self.take(self.end), false),
+        })
+    }
+
+    /// Hands out `buf[start..end]`. A long line that starts the buffer is handed over whole
+    /// (the few bytes after it move to a fresh buffer); anything else is copied out.
+    fn take(&mut self, end: usize) -> Vec<u8> {
+        if self.start == 0 && end > READ_SIZE {
+            let mut fresh = vec![0; READ_SIZE.max(self.end - end)];
+            fresh[..self.end - end].copy_from_slice(&self.buf[end..self.end]);
+            let mut line = std::mem::replace(&mut self.buf, fresh);
+            line.truncate(end);
+            self.end -= end;
+            return line;
+        }
+        let line = self.buf[self.start..end].to_vec();
+        self.start = end;
+        if self.start == self.end {
+            (self.start, self.end) = (0, 0);
+        }
+        line
+    }
+
+    /// Reads more after `end`, making room first: what is unread moves to the front, and the
+    /// buffer doubles when that is not enough. Returns how much was read (0 at the end).
+    fn fill(&mut self) -> std::io::Result<usize> {
+        if self.end == self.buf.len() {
+            if self.start > 0 {
+                self.buf.copy_within(self.start..self.end, 0);
+                (self.start, self.end) = (0, self.end - self.start);
+            }
+            if self.buf.len() - self.end < READ_SIZE / 2 {
+                self.buf.resize(self.buf.len() * 2, 0);
+            }
+        }
+        loop {
+            match self.inner.read(&mut self.buf[self.end..]) {
+                Ok(n) => {
+                    self.end += n;
+                    return Ok(n);
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            }
+        }
+    }
 }
 
 /// Where the scanner is in the top-level object.
@@ -238,24 +281,86 @@ mod tests {
     #[test]
     fn lines_are_cut_at_the_limit() {
         let input = b"short\nlonger than eight\nend";
-        let mut reader = &input[..];
+        let mut reader = LineReader::new(&input[..]);
         assert_eq!(
-            read_line(&mut reader, 8).unwrap(),
+            reader.read_line(8).unwrap(),
             Read::Line(b"short\n".to_vec())
         );
+        assert!(reader.has_line(), "the next line came with the first read");
         assert_eq!(
-            read_line(&mut reader, 8).unwrap(),
+            reader.read_line(8).unwrap(),
             Read::Oversized(b"longer t".to_vec())
         );
         assert_eq!(
-            read_chunk(&mut reader).unwrap(),
+            reader.read_chunk().unwrap(),
             Chunk::Data(b"han eight\n".to_vec(), true)
         );
-        assert_eq!(
-            read_line(&mut reader, 8).unwrap(),
-            Read::Line(b"end".to_vec())
-        );
-        assert_eq!(read_line(&mut reader, 8).unwrap(), Read::Eof);
-        assert_eq!(read_chunk(&mut reader).unwrap(), Chunk::Eof);
+        assert_eq!(reader.read_line(8).unwrap(), Read::Line(b"end".to_vec()));
+        assert_eq!(reader.read_line(8).unwrap(), Read::Eof);
+        assert_eq!(reader.read_chunk().unwrap(), Chunk::Eof);
+    }
+
+    /// A reader that hands out at most `step` bytes per read, as a pipe does.
+    struct Trickle<'a>(&'a [u8], usize);
+
+    impl std::io::Read for Trickle<'_> {
+        fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+            let n = self.0.len().min(self.1).min(out.len());
+            out[..n].copy_from_slice(&self.0[..n]);
+            self.0 = &self.0[n..];
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn long_and_short_lines_come_out_whole_whatever_the_reads() {
+        let long = format!("{{\"text\":\"{}\"}}\n", "x".repeat(3 * READ_SIZE + 17));
+        let lines = [
+            "a\n".to_owned(),
+            long.clone(),
+            "b\n".to_owned(),
+            long,
+            "c".to_owned(),
+        ];
+        let input = lines.concat();
+        for step in [1, 7, 4096, READ_SIZE, 1 << 20] {
+            let mut reader = LineReader::new(Trickle(input.as_bytes(), step));
+            for line in &lines {
+                assert_eq!(
+                    reader.read_line(1 << 20).unwrap(),
+                    Read::Line(line.as_bytes().to_vec()),
+                    "step {step}"
+                );
+            }
+            assert_eq!(reader.read_line(1 << 20).unwrap(), Read::Eof);
+        }
+    }
+
+    #[test]
+    fn an_oversized_line_streams_and_the_next_one_is_whole() {
+        let input = format!("{}\nnext\n", "y".repeat(100_000));
+        for step in [3, 4096, READ_SIZE] {
+            let mut reader = LineReader::new(Trickle(input.as_bytes(), step));
+            let Read::Oversized(first) = reader.read_line(1024).unwrap() else {
+                panic!("not cut")
+            };
+            let mut streamed = first;
+            loop {
+                match reader.read_chunk().unwrap() {
+                    Chunk::Data(chunk, end) => {
+                        streamed.extend_from_slice(&chunk);
+                        if end {
+                            break;
+                        }
+                    }
+                    Chunk::Eof => panic!("ended early"),
+                }
+            }
+            assert_eq!(streamed, format!("{}\n", "y".repeat(100_000)).into_bytes());
+            assert_eq!(
+                reader.read_line(1024).unwrap(),
+                Read::Line(b"next\n".to_vec())
+            );
+        }
     }
 }

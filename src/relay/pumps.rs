@@ -11,7 +11,7 @@
 
 use std::collections::VecDeque;
 use std::fs::File;
-use std::io::{BufReader, BufWriter, Write};
+use std::io::{BufWriter, Write};
 use std::os::fd::{AsFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
@@ -20,7 +20,7 @@ use std::time::Duration;
 use tokio::sync::{oneshot, Notify};
 
 use super::inspector::{Effects, Inspector, Timer};
-use super::lines::{read_chunk, read_line, Chunk, IdScanner, Read};
+use super::lines::{Chunk, IdScanner, LineReader, Read};
 
 /// Buffer size for each pipe, as a byte relay would use.
 const BUFFER: usize = 64 << 10;
@@ -245,19 +245,13 @@ impl Inlet {
     }
 }
 
-/// Whether `reader` already holds the next whole line: if not, the next read may block, so
-/// what was written must go out first.
-fn next_line_buffered<R>(reader: &BufReader<R>) -> bool {
-    memchr::memchr(b'\n', reader.buffer()).is_some()
-}
-
 /// Client to upstream, on its own thread: every line through the inspector, which registers
 /// requests and may answer at once (an open circuit breaker). Ends at the client's EOF, closing
 /// the upstream's stdin. A line longer than `max_line` goes through in chunks, unparsed.
 pub(super) fn client_pump(io: Arc<Io>) {
-    let mut stdin = BufReader::with_capacity(BUFFER, std::io::stdin().lock());
+    let mut stdin = LineReader::new(std::io::stdin().lock());
     loop {
-        match read_line(&mut stdin, io.max_line) {
+        match stdin.read_line(io.max_line) {
             Ok(Read::Line(line)) => {
                 // Held across the inspection, so that the upstream's end is never seen between
                 // a request being registered and being written (see `Io::upstream_gone`).
@@ -269,7 +263,8 @@ pub(super) fn client_pump(io: Arc<Io>) {
                 for line in effects.to_upstream {
                     upstream.write(line);
                 }
-                if !next_line_buffered(&stdin) {
+                // Before a read that may wait, what was written goes out.
+                if !stdin.has_line() {
                     upstream.flush();
                 }
                 drop(upstream);
@@ -283,7 +278,7 @@ pub(super) fn client_pump(io: Arc<Io>) {
                 let mut upstream = io.upstream.lock();
                 upstream.write_through(&first);
                 // Every chunk is read, written or not, so that the next line is whole.
-                while let Ok(Chunk::Data(chunk, end)) = read_chunk(&mut stdin) {
+                while let Ok(Chunk::Data(chunk, end)) = stdin.read_chunk() {
                     upstream.write_through(&chunk);
                     if end {
                         break;
@@ -330,9 +325,9 @@ pub(super) fn upstream_pump(
 }
 
 fn pump_upstream(io: &Arc<Io>, stdout: File, retired: &AtomicBool) -> PumpEnd {
-    let mut reader = BufReader::with_capacity(BUFFER, stdout);
+    let mut reader = LineReader::new(stdout);
     loop {
-        let read = read_line(&mut reader, io.max_line);
+        let read = reader.read_line(io.max_line);
         if retired.load(Ordering::SeqCst) {
             return PumpEnd::Eof;
         }
@@ -354,7 +349,7 @@ fn pump_upstream(io: &Arc<Io>, stdout: File, retired: &AtomicBool) -> PumpEnd {
                 return PumpEnd::Eof;
             }
         };
-        let flush = !next_line_buffered(&reader);
+        let flush = !reader.has_line();
         if io.client.send(&effects.to_client, flush).is_err() {
             return PumpEnd::ClientGone;
         }
@@ -367,7 +362,7 @@ fn pump_upstream(io: &Arc<Io>, stdout: File, retired: &AtomicBool) -> PumpEnd {
 /// client's end so nothing else cuts into it; only its id is followed, to settle the request.
 fn stream_to_client(
     io: &Arc<Io>,
-    reader: &mut BufReader<File>,
+    reader: &mut LineReader<File>,
     first: Vec<u8>,
 ) -> Result<Effects, PumpEnd> {
     let mut scanner = IdScanner::default();
@@ -378,7 +373,7 @@ fn stream_to_client(
     };
     pass(&first)?;
     loop {
-        match read_chunk(reader) {
+        match reader.read_chunk() {
             Ok(Chunk::Data(chunk, end)) => {
                 pass(&chunk)?;
                 if end {
