@@ -352,6 +352,43 @@ fn skipped<T>() -> R<T> {
     Err("skipped".into())
 }
 
+/// Runs `measure` for every way, `rounds` times, the ways alternating within each round so that
+/// drift on a shared machine hits every way alike; per way, every round's figure (or the last
+/// error, if no round succeeded).
+fn interleaved<T>(
+    ways: usize,
+    rounds: usize,
+    mut measure: impl FnMut(usize) -> R<T>,
+) -> Vec<R<Vec<T>>> {
+    let mut figures: Vec<Vec<T>> = (0..ways).map(|_| Vec::new()).collect();
+    let mut errors: Vec<Option<String>> = vec![None; ways];
+    for _ in 0..rounds {
+        for (way, (figures, error)) in figures.iter_mut().zip(&mut errors).enumerate() {
+            match measure(way) {
+                Ok(v) => figures.push(v),
+                Err(e) => *error = Some(e),
+            }
+        }
+    }
+    figures
+        .into_iter()
+        .zip(errors)
+        .map(|(v, e)| match e {
+            Some(e) if v.is_empty() => Err(e),
+            _ if v.is_empty() => Err("no rounds".into()),
+            _ => Ok(v),
+        })
+        .collect()
+}
+
+/// The median round of a throughput figure and its CPU per call.
+fn median_round(rounds: R<Vec<(f64, f64)>>) -> R<(f64, Option<f64>)> {
+    let rounds = rounds?;
+    let figure = median(rounds.iter().map(|r| r.0).collect());
+    let cpu = median(rounds.iter().map(|r| r.1).collect());
+    Ok((figure, Some(cpu)))
+}
+
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(|a, b| a.total_cmp(b));
     v[v.len() / 2]
@@ -365,6 +402,8 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
 struct Sizes {
     latency_calls: usize,
     latency_rounds: usize,
+    /// Rounds of each throughput workload (the calls are split between them).
+    rounds: usize,
     inflight_calls: usize,
     mb1_calls: usize,
     mb50_calls: usize,
@@ -771,6 +810,7 @@ fn main() {
         Sizes {
             latency_calls: 1_000,
             latency_rounds: 1,
+            rounds: 1,
             inflight_calls: 5_000,
             mb1_calls: 20,
             mb50_calls: 1,
@@ -782,7 +822,8 @@ fn main() {
     } else {
         Sizes {
             latency_calls: 5_000,
-            latency_rounds: 3,
+            latency_rounds: 5,
+            rounds: 5,
             inflight_calls: 100_000,
             mb1_calls: 300,
             mb50_calls: 6,
@@ -825,26 +866,15 @@ fn main() {
 
     // Latency: rounds alternate between the ways, and the median round counts, so that drift
     // on a shared machine hits every way alike.
-    let mut lat: Vec<Vec<(f64, f64)>> = vec![Vec::new(); vias.len()];
-    let mut lat_err: Vec<Option<String>> = vec![None; vias.len()];
-    for _ in 0..if want("latency") { s.latency_rounds } else { 0 } {
-        for (i, via) in vias.iter().enumerate() {
-            match latency(&paths, *via, &s) {
-                Ok(v) => lat[i].push(v),
-                Err(e) => lat_err[i] = Some(e),
-            }
-        }
-    }
-    let lat: Vec<R<(f64, f64)>> = lat
+    let rounds = if want("latency") { s.latency_rounds } else { 0 };
+    let lat: Vec<R<(f64, f64)>> = interleaved(vias.len(), rounds, |i| latency(&paths, vias[i], &s))
         .into_iter()
-        .zip(lat_err)
-        .map(|(v, e)| match e {
-            Some(e) if v.is_empty() => Err(e),
-            _ if v.is_empty() => Err("no rounds".into()),
-            _ => Ok((
+        .map(|v| {
+            let v = v?;
+            Ok((
                 median(v.iter().map(|x| x.0).collect()),
                 median(v.iter().map(|x| x.1).collect()),
-            )),
+            ))
         })
         .collect();
     println!(
@@ -910,20 +940,17 @@ fn main() {
         }
     };
 
-    let r32: Vec<R<(f64, Option<f64>)>> = vias
-        .iter()
-        .map(|v| {
-            if want("inflight") {
-                inflight(&paths, *v, "echo", "{}", s.inflight_calls).map(|(c, u)| (c, Some(u)))
-            } else {
-                Err("skipped".into())
-            }
-        })
-        .collect();
+    let rounds = if want("inflight") { s.rounds } else { 0 };
+    let r32: Vec<R<(f64, Option<f64>)>> = interleaved(vias.len(), rounds, |i| {
+        inflight(&paths, vias[i], "echo", "{}", s.inflight_calls / s.rounds)
+    })
+    .into_iter()
+    .map(median_round)
+    .collect();
     let ratio32 = ratio_line(
         &format!(
-            "throughput, 32 small calls in flight ({} calls)",
-            s.inflight_calls
+            "throughput, 32 small calls in flight ({} calls in {} rounds, median round)",
+            s.inflight_calls, s.rounds
         ),
         "calls/s",
         &r32,
@@ -931,20 +958,17 @@ fn main() {
 
     let mut hwm_50 = None;
     let mut answer_50 = 0;
-    let mb1: Vec<R<(f64, Option<f64>)>> = vias
-        .iter()
-        .map(|v| {
-            if want("mb1") {
-                big(&paths, *v, 1 << 20, s.mb1_calls).map(|x| (x.0, Some(x.3)))
-            } else {
-                skipped()
-            }
-        })
-        .collect();
+    let rounds = if want("mb1") { s.rounds } else { 0 };
+    let mb1: Vec<R<(f64, Option<f64>)>> = interleaved(vias.len(), rounds, |i| {
+        big(&paths, vias[i], 1 << 20, s.mb1_calls / s.rounds).map(|x| (x.0, x.3))
+    })
+    .into_iter()
+    .map(median_round)
+    .collect();
     let ratio_mb1 = ratio_line(
         &format!(
-            "throughput, 1 MB results, one at a time ({} calls)",
-            s.mb1_calls
+            "throughput, 1 MB results, one at a time ({} calls in {} rounds, median round)",
+            s.mb1_calls, s.rounds
         ),
         "MB/s",
         &mb1,
@@ -973,20 +997,17 @@ fn main() {
         &mb50,
     );
 
-    let fails: Vec<R<(f64, Option<f64>)>> = vias
-        .iter()
-        .map(|v| {
-            if want("fail") {
-                inflight(&paths, *v, "fail", "{}", s.fail_calls).map(|(c, u)| (c, Some(u)))
-            } else {
-                Err("skipped".into())
-            }
-        })
-        .collect();
+    let rounds = if want("fail") { s.rounds } else { 0 };
+    let fails: Vec<R<(f64, Option<f64>)>> = interleaved(vias.len(), rounds, |i| {
+        inflight(&paths, vias[i], "fail", "{}", s.fail_calls / s.rounds)
+    })
+    .into_iter()
+    .map(median_round)
+    .collect();
     let ratio_fail = ratio_line(
         &format!(
-            "throughput, every result a failure that gets rewritten, 32 in flight ({} calls)",
-            s.fail_calls
+            "throughput, every result a failure that gets rewritten, 32 in flight ({} calls in {} rounds, median round)",
+            s.fail_calls, s.rounds
         ),
         "calls/s",
         &fails,
