@@ -488,3 +488,43 @@ fn an_upstream_that_exits_after_the_client_left_is_not_restarted() {
         assert!(!stderr.contains("restarting"), "{stderr}");
     }
 }
+
+fn rss_kb(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmRSS:")).unwrap();
+    line.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
+#[test]
+fn a_client_writing_during_a_restart_is_slowed_down_not_buffered() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("crashed").display().to_string();
+    let (mut p, _cfg) = proxy("[restart]\nattempts = 1\nbackoff_ms = 2500\n");
+    assert_eq!(text(&p.call(json!(0), "echo", json!({}))), "{}");
+    let pid = p.child.id();
+    let before = rss_kb(pid);
+    let crashed = p.call(json!(1), "crash_once", json!({"marker": marker}));
+    assert_eq!(canonical(&crashed)["ruleId"], "builtin:upstream-gone");
+    // While the proxy waits to restart the upstream, the client writes 16 MiB.
+    let padding = "p".repeat(64 << 10);
+    let writer = std::thread::spawn(move || {
+        for _ in 0..256 {
+            p.send(&format!(
+                r#"{{"jsonrpc":"2.0","method":"notifications/message","params":{{"data":"{padding}"}}}}"#
+            ));
+        }
+        p
+    });
+    std::thread::sleep(Duration::from_millis(1500));
+    let grown = rss_kb(pid).saturating_sub(before);
+    assert!(
+        grown < 10 << 10,
+        "the proxy held {grown} KiB for the restarting upstream"
+    );
+    // Once the upstream is back, everything flows again and the session goes on.
+    let mut p = writer.join().unwrap();
+    assert_eq!(
+        text(&p.call(json!(2), "crash_once", json!({"marker": marker}))),
+        "survived"
+    );
+}

@@ -14,7 +14,7 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::os::fd::{AsFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
 use std::time::Duration;
 
 use tokio::sync::{oneshot, Notify};
@@ -24,6 +24,9 @@ use super::lines::{Chunk, IdScanner, LineReader, Read};
 
 /// Buffer size for each pipe, as a byte relay would use.
 const BUFFER: usize = 64 << 10;
+/// Bytes of client lines held while the upstream restarts before the client pump waits (one
+/// line is always taken, whatever its size).
+const HOLD_LIMIT: usize = 4 << 20;
 
 /// What the pumps, timers and the supervisor share.
 pub(super) struct Io {
@@ -99,7 +102,8 @@ impl Io {
     pub fn upstream_gone(self: &Arc<Self>, how: &str) {
         let mut upstream = self.upstream.lock();
         upstream.pipe = None;
-        upstream.held.clear();
+        upstream.drop_held();
+        self.upstream.room.notify_all();
         let effects = self.inspector.upstream_gone(how);
         let _ = self.client.send(&effects.to_client, true);
     }
@@ -150,15 +154,20 @@ impl ClientEnd {
 
 /// The upstream's stdin, shared by the client pump, timers and the supervisor.
 #[derive(Default)]
-pub(super) struct UpstreamEnd(Mutex<Inlet>);
+pub(super) struct UpstreamEnd {
+    inlet: Mutex<Inlet>,
+    /// Told when held lines are gone (written to a new upstream, or answered).
+    room: Condvar,
+}
 
 #[derive(Default)]
 pub(super) struct Inlet {
     pipe: Option<BufWriter<File>>,
     /// Which upstream is attached, so that detaching one already replaced does nothing.
     generation: u64,
-    /// Lines that came while no upstream was attached (it is restarting).
+    /// Lines that came while no upstream was attached (it is restarting), and their size.
     held: VecDeque<Vec<u8>>,
+    held_bytes: usize,
     /// The client closed stdin: an upstream attached from now on gets its stdin closed after
     /// the held lines.
     closed: bool,
@@ -166,9 +175,18 @@ pub(super) struct Inlet {
 
 impl UpstreamEnd {
     fn lock(&self) -> MutexGuard<'_, Inlet> {
-        self.0
+        self.inlet
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Waits while the lines held for a restarting upstream are over [`HOLD_LIMIT`]: a client
+    /// that keeps writing meanwhile is slowed down instead of growing the proxy's memory.
+    fn wait_for_room<'a>(&self, mut inlet: MutexGuard<'a, Inlet>) -> MutexGuard<'a, Inlet> {
+        while inlet.held_bytes > HOLD_LIMIT && inlet.pipe.is_none() && !inlet.closed {
+            inlet = self.room.wait(inlet).unwrap_or_else(|p| p.into_inner());
+        }
+        inlet
     }
 
     /// A (new) upstream to write to, the supervisor's `generation`-th; the lines held
@@ -177,10 +195,13 @@ impl UpstreamEnd {
         let mut inlet = self.lock();
         inlet.generation = generation;
         inlet.pipe = Some(BufWriter::with_capacity(BUFFER, stdin.into()));
-        for line in std::mem::take(&mut inlet.held) {
+        let held = std::mem::take(&mut inlet.held);
+        inlet.held_bytes = 0;
+        for line in held {
             inlet.write(line);
         }
         inlet.flush();
+        self.room.notify_all();
         if inlet.closed {
             inlet.pipe = None;
         }
@@ -220,8 +241,16 @@ impl Inlet {
                     self.lost(e);
                 }
             }
-            None => self.held.push_back(line),
+            None => {
+                self.held_bytes += line.len();
+                self.held.push_back(line);
+            }
         }
+    }
+
+    fn drop_held(&mut self) {
+        self.held.clear();
+        self.held_bytes = 0;
     }
 
     /// Writes part of a line too large to hold: straight through, or nowhere.
@@ -267,7 +296,7 @@ pub(super) fn client_pump(io: Arc<Io>) {
                 if !stdin.has_line() {
                     upstream.flush();
                 }
-                drop(upstream);
+                drop(io.upstream.wait_for_room(upstream));
                 io.set_timers(effects.timers);
             }
             Ok(Read::Oversized(first)) => {
