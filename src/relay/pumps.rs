@@ -134,8 +134,8 @@ impl ClientEnd {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// Writes `lines`, then flushes if asked to (or if lines were left unflushed by a pump
-    /// that has more to write, they go with these). Fails once the client is gone.
+    /// Writes `lines`, then, if `flush`, everything buffered (a pump leaves lines buffered while
+    /// it has more to write). Fails once the client is gone.
     pub fn send(&self, lines: &[Vec<u8>], flush: bool) -> std::io::Result<()> {
         let mut out = self.lock();
         for line in lines {
