@@ -51,6 +51,23 @@ pub struct Rewritten {
     pub error: StructuredError,
 }
 
+/// A rewritten answer as the relay sends it: the new `result` as JSON text (the bytes
+/// [`Rewritten::result`] serializes to), and the error it carries (for logs and retries).
+#[derive(Debug)]
+pub struct RewrittenJson {
+    pub result: Vec<u8>,
+    pub error: StructuredError,
+}
+
+impl From<RewrittenJson> for Rewritten {
+    fn from(r: RewrittenJson) -> Rewritten {
+        Rewritten {
+            result: serde_json::from_slice(&r.result).expect("a rewritten result is valid JSON"),
+            error: r.error,
+        }
+    }
+}
+
 #[derive(Deserialize)]
 struct RpcError {
     code: Option<i64>,
@@ -67,6 +84,11 @@ pub fn is_control_error(code: i64) -> bool {
 impl Rewriter {
     /// The replacement for an answer, or `None` when the answer passes untouched.
     pub fn rewrite(&self, answered: &AnsweredCall, answer: Answer) -> Option<Rewritten> {
+        self.rewrite_json(answered, answer).map(Rewritten::from)
+    }
+
+    /// [`Rewriter::rewrite`], with the result as JSON text: what the relay writes.
+    pub fn rewrite_json(&self, answered: &AnsweredCall, answer: Answer) -> Option<RewrittenJson> {
         match answer {
             Answer::Result(raw) => self.rewrite_result(answered, raw),
             Answer::Error(raw) if self.rewrite_rpc_errors => self.rewrite_error(answered, raw),
@@ -74,7 +96,7 @@ impl Rewriter {
         }
     }
 
-    fn rewrite_result(&self, answered: &AnsweredCall, raw: &RawValue) -> Option<Rewritten> {
+    fn rewrite_result(&self, answered: &AnsweredCall, raw: &RawValue) -> Option<RewrittenJson> {
         let tool = answered.call.name.as_str();
         let inspect_success = self.rules.inspects_successes_of(tool);
         // Most answers are successes, often large: skip them without parsing.
@@ -125,7 +147,7 @@ impl Rewriter {
         Some(self.finish(answered, result, kept_blocks, error))
     }
 
-    fn rewrite_error(&self, answered: &AnsweredCall, raw: &RawValue) -> Option<Rewritten> {
+    fn rewrite_error(&self, answered: &AnsweredCall, raw: &RawValue) -> Option<RewrittenJson> {
         let error: RpcError = serde_json::from_str(raw.get()).ok()?;
         if error.code.is_some_and(is_control_error) {
             return None;
@@ -150,7 +172,7 @@ impl Rewriter {
 
     /// The answer for a call the upstream can no longer give: it exited or its output closed.
     /// Retryable, since a restarted server may well answer.
-    pub fn upstream_gone(&self, answered: &AnsweredCall, reason: &str) -> Rewritten {
+    pub fn upstream_gone(&self, answered: &AnsweredCall, reason: &str) -> RewrittenJson {
         self.proxy_failure(
             answered,
             codes::SYSTEM_UNAVAILABLE,
@@ -162,7 +184,7 @@ impl Rewriter {
     }
 
     /// The answer for a call that took longer than its configured limit.
-    pub fn timed_out(&self, answered: &AnsweredCall, limit: Duration) -> Rewritten {
+    pub fn timed_out(&self, answered: &AnsweredCall, limit: Duration) -> RewrittenJson {
         self.proxy_failure(
             answered,
             codes::TIMEOUT,
@@ -177,7 +199,7 @@ impl Rewriter {
     }
 
     /// The answer for a call refused because its tool keeps failing (circuit breaker open).
-    pub fn circuit_open(&self, answered: &AnsweredCall, wait: Duration) -> Rewritten {
+    pub fn circuit_open(&self, answered: &AnsweredCall, wait: Duration) -> RewrittenJson {
         let seconds = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
         self.proxy_failure(
             answered,
@@ -200,7 +222,7 @@ impl Rewriter {
         text: String,
         retry_after_seconds: Option<u64>,
         rule: &str,
-    ) -> Rewritten {
+    ) -> RewrittenJson {
         let verdict = Verdict {
             category: Category::Transient,
             code: code.to_owned(),
@@ -229,7 +251,7 @@ impl Rewriter {
         mut result: Map<String, Value>,
         kept_blocks: Vec<Value>,
         mut error: StructuredError,
-    ) -> Rewritten {
+    ) -> RewrittenJson {
         error.attempts = answered.attempt;
         self.redact(&mut error);
         let known_schemaless = answered.tool.as_ref().is_some_and(|t| !t.has_output_schema);
@@ -239,21 +261,20 @@ impl Rewriter {
         {
             return self.empty_result(answered, error);
         }
-        let shown = error.in_profile(self.profile);
-        let mut content = Vec::with_capacity(1 + kept_blocks.len());
-        content.push(json!({ "type": "text", "text": shown.to_string() }));
-        content.extend(kept_blocks);
-        result.insert("content".into(), Value::Array(content));
-        result.insert("isError".into(), Value::Bool(true));
-
         // TS SDK 1.x validates `structuredContent` against the tool's outputSchema even on
         // errors and throws, so the model would never see the error. Only a tool seen in this
         // session's tools/list without a schema is safe: clients may call tools they listed in
         // an earlier session, or never list at all.
-        if known_schemaless && answered.protocol.has_structured_content() {
-            result.insert("structuredContent".into(), shown);
-        }
+        let structured = known_schemaless && answered.protocol.has_structured_content();
 
+        // The members go into the map as they always have, so that the upstream's keep their
+        // order; the proxy's own (`content`, `structuredContent`, `_meta`'s error) are
+        // placeholders here, written from their JSON text by `write_result`.
+        result.insert("content".into(), Value::Null);
+        result.insert("isError".into(), Value::Bool(true));
+        if structured {
+            result.insert("structuredContent".into(), Value::Null);
+        }
         let meta = result
             .entry("_meta")
             .or_insert_with(|| Value::Object(Map::new()));
@@ -261,16 +282,76 @@ impl Rewriter {
             *meta = Value::Object(Map::new());
         }
         if let Value::Object(meta) = meta {
-            meta.insert(META_KEY.into(), error.canonical());
+            meta.insert(META_KEY.into(), Value::Null);
         }
         if answered.protocol.has_result_type() && !result.contains_key("resultType") {
             result.insert("resultType".into(), Value::from("complete"));
         }
-        Rewritten {
-            result: Value::Object(result),
-            error,
+        let shown = error.profile_json(self.profile);
+        let result = write_result(&result, &shown, &kept_blocks, structured, &error);
+        RewrittenJson { result, error }
+    }
+}
+
+/// The JSON text of an assembled result: the error as the profile shows it (`shown`) in
+/// `content[0]` and, when `structured`, as `structuredContent`; the canonical error in
+/// `_meta`; every other member as the map holds it.
+fn write_result(
+    result: &Map<String, Value>,
+    shown: &str,
+    kept_blocks: &[Value],
+    structured: bool,
+    error: &StructuredError,
+) -> Vec<u8> {
+    let mut out = Vec::with_capacity(3 * shown.len() + 256);
+    out.push(b'{');
+    for (i, (key, value)) in result.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        json(&mut out, key);
+        out.push(b':');
+        match key.as_str() {
+            "content" => {
+                out.extend_from_slice(br#"[{"type":"text","text":"#);
+                json(&mut out, shown);
+                out.push(b'}');
+                for block in kept_blocks {
+                    out.push(b',');
+                    json(&mut out, block);
+                }
+                out.push(b']');
+            }
+            "structuredContent" if structured => out.extend_from_slice(shown.as_bytes()),
+            "_meta" => {
+                let Value::Object(meta) = value else {
+                    unreachable!("finish makes `_meta` an object")
+                };
+                out.push(b'{');
+                for (j, (key, value)) in meta.iter().enumerate() {
+                    if j > 0 {
+                        out.push(b',');
+                    }
+                    json(&mut out, key);
+                    out.push(b':');
+                    if key == META_KEY {
+                        json(&mut out, error);
+                    } else {
+                        json(&mut out, value);
+                    }
+                }
+                out.push(b'}');
+            }
+            _ => json(&mut out, value),
         }
     }
+    out.push(b'}');
+    out
+}
+
+/// Appends the JSON of `value`.
+fn json(out: &mut Vec<u8>, value: &(impl serde::Serialize + ?Sized)) {
+    serde_json::to_writer(out, value).expect("serializing to memory cannot fail");
 }
 
 impl Rewriter {
@@ -310,7 +391,7 @@ impl Rewriter {
     /// A valid empty result in place of a NOT_FOUND failure, for tools configured so (seed 001:
     /// a genuine no-match is a successful query with no matches). Only for tools known to have
     /// no outputSchema, which an empty result could not satisfy.
-    fn empty_result(&self, answered: &AnsweredCall, error: StructuredError) -> Rewritten {
+    fn empty_result(&self, answered: &AnsweredCall, error: StructuredError) -> RewrittenJson {
         let mut result = Map::new();
         result.insert(
             "content".into(),
@@ -323,8 +404,8 @@ impl Rewriter {
         if answered.protocol.has_result_type() {
             result.insert("resultType".into(), Value::from("complete"));
         }
-        Rewritten {
-            result: Value::Object(result),
+        RewrittenJson {
+            result: serde_json::to_vec(&result).expect("a Value always serializes"),
             error,
         }
     }

@@ -154,16 +154,26 @@ pub fn response_line(id: &RawValue, result: &serde_json::Value) -> Vec<u8> {
     line
 }
 
+/// A complete response line around a `result` that is already JSON text, with the id's original
+/// bytes.
+pub fn response_line_json(id: &RawValue, result: &[u8]) -> Vec<u8> {
+    answer_line_bytes(id, "result", result)
+}
+
 /// A complete answer line with a raw `result` or `error` (`key`) kept byte for byte, under
 /// another id: a retry's answer going back under the client's id.
 pub fn answer_line(id: &RawValue, key: &str, raw: &RawValue) -> Vec<u8> {
-    let mut line = Vec::with_capacity(raw.get().len() + 64);
+    answer_line_bytes(id, key, raw.get().as_bytes())
+}
+
+fn answer_line_bytes(id: &RawValue, key: &str, json: &[u8]) -> Vec<u8> {
+    let mut line = Vec::with_capacity(id.get().len() + json.len() + 32);
     line.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
     line.extend_from_slice(id.get().as_bytes());
     line.extend_from_slice(b",\"");
     line.extend_from_slice(key.as_bytes());
     line.extend_from_slice(b"\":");
-    line.extend_from_slice(raw.get().as_bytes());
+    line.extend_from_slice(json);
     line.extend_from_slice(b"}\n");
     line
 }
