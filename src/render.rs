@@ -103,7 +103,9 @@ impl StructuredError {
     /// The canonical object as JSON text: what [`StructuredError::canonical`] serializes to,
     /// written without building a `Value` first.
     pub fn canonical_json(&self) -> String {
-        serde_json::to_string(self).expect("a StructuredError always serializes")
+        let mut out = Vec::with_capacity(self.size_hint());
+        serde_json::to_writer(&mut out, self).expect("a StructuredError always serializes");
+        String::from_utf8(out).expect("JSON is UTF-8")
     }
 
     /// The object the model reads in the given profile.
@@ -111,15 +113,31 @@ impl StructuredError {
         serde_json::from_str(&self.profile_json(profile)).expect("a profile is valid JSON")
     }
 
-    /// The object the model reads, as JSON text. Written straight from borrowed views of the
-    /// error: a rewrite shows it twice (text and `structuredContent`), and building `Value`
-    /// trees for it was most of a rewrite's cost.
+    /// The object the model reads, as JSON text.
     pub fn profile_json(&self, profile: Profile) -> String {
+        let mut out = Vec::with_capacity(self.size_hint());
+        self.write_profile(profile, &mut out);
+        String::from_utf8(out).expect("JSON is UTF-8")
+    }
+
+    /// Appends the object the model reads, as JSON. Written straight from borrowed views of
+    /// the error: a rewrite shows it twice (text and `structuredContent`), and building `Value`
+    /// trees for it was most of a rewrite's cost.
+    pub fn write_profile(&self, profile: Profile, out: &mut Vec<u8>) {
         let written = match profile {
-            Profile::Mcp => serde_json::to_string(&McpView::of(self)),
-            Profile::Enterprise => serde_json::to_string(&EnterpriseView::of(self)),
+            Profile::Mcp => serde_json::to_writer(out, &McpView::of(self)),
+            Profile::Enterprise => serde_json::to_writer(out, &EnterpriseView::of(self)),
         };
-        written.expect("a profile always serializes")
+        written.expect("a profile always serializes");
+    }
+
+    /// Room for the error's JSON in one allocation, mostly: its texts and some for the rest.
+    pub fn size_hint(&self) -> usize {
+        let texts = self.message.len()
+            + self.user_message.as_ref().map_or(0, String::len)
+            + self.alternatives.iter().map(|a| a.len() + 3).sum::<usize>()
+            + self.original_error.text.len();
+        512 + texts + texts / 8
     }
 }
 

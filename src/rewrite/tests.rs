@@ -324,3 +324,22 @@ fn results_are_written_as_the_value_tree_would_serialize() {
         }
     }
 }
+
+#[test]
+fn json_text_is_escaped_as_serde_json_does() {
+    for text in [
+        r#"{"a":"b \"q\" \\ é →","n":[1,2]}"#,
+        "",
+        "\"",
+        "\\\\",
+        "plain",
+        "control\n\u{1}chars fall back",
+    ] {
+        let mut out = Vec::new();
+        json_string_of_json(&mut out, text.as_bytes());
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            Value::from(text).to_string()
+        );
+    }
+}
