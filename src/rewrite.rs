@@ -13,6 +13,8 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 
+mod plain;
+
 use crate::classify::{classify, Verdict};
 use crate::redact::{QueryDetail, Redactor};
 use crate::render::{AttemptedQuery, OriginalError, Profile, StructuredError, META_KEY};
@@ -103,19 +105,13 @@ impl Rewriter {
         if !inspect_success && !raw.get().contains("\"isError\"") {
             return None;
         }
-        let Ok(Value::Object(mut result)) = serde_json::from_str::<Value>(raw.get()) else {
-            return None;
-        };
-        if result.contains_key("task")
-            || matches!(
-                result.get("resultType").and_then(Value::as_str),
-                Some("task" | "input_required")
-            )
-        {
-            return None;
-        }
-        let is_error = result.get("isError") == Some(&Value::Bool(true));
-        let (text, kept_blocks) = split_content(result.get("content"));
+        let plain::ReadResult {
+            members,
+            is_error,
+            text,
+            kept_blocks,
+            partial,
+        } = plain::read(raw)?;
         let source = if is_error {
             Source::Result
         } else {
@@ -136,15 +132,14 @@ impl Rewriter {
         };
         let original = OriginalError {
             source,
-            text: text.clone(),
+            text,
             rpc_code: None,
             rpc_data: None,
         };
         // The upstream's own structured data rides along as partial results, never as the
         // error's `structuredContent`.
-        let partial = result.remove("structuredContent");
         let error = StructuredError::new(verdict, attempted_query(answered), partial, original);
-        Some(self.finish(answered, result, kept_blocks, error))
+        Some(self.finish(answered, members, kept_blocks, error))
     }
 
     fn rewrite_error(&self, answered: &AnsweredCall, raw: &RawValue) -> Option<RewrittenJson> {
@@ -445,26 +440,6 @@ fn attempted_query(answered: &AnsweredCall) -> Option<AttemptedQuery> {
         tool: answered.call.name.clone(),
         arguments,
     })
-}
-
-/// The failure text (every text block, joined by newlines) and the other blocks, which are
-/// kept. A bare string `content`, a legacy anti-pattern, counts as text.
-fn split_content(content: Option<&Value>) -> (String, Vec<Value>) {
-    let mut texts = Vec::new();
-    let mut kept = Vec::new();
-    match content {
-        Some(Value::Array(blocks)) => {
-            for block in blocks {
-                match (block.get("type").and_then(Value::as_str), block.get("text")) {
-                    (Some("text"), Some(Value::String(text))) => texts.push(text.as_str()),
-                    _ => kept.push(block.clone()),
-                }
-            }
-        }
-        Some(Value::String(text)) => texts.push(text.as_str()),
-        _ => {}
-    }
-    (texts.join("\n"), kept)
 }
 
 #[cfg(test)]

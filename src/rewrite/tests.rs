@@ -264,7 +264,7 @@ fn reference(r: &Rewriter, a: &AnsweredCall, answer: Answer, error: &StructuredE
             let Ok(Value::Object(mut result)) = serde_json::from_str::<Value>(raw.get()) else {
                 unreachable!()
             };
-            let (_, kept) = split_content(result.get("content"));
+            let (_, kept) = plain::split_content(result.get("content"));
             result.remove("structuredContent");
             (result, kept)
         }
