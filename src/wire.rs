@@ -121,6 +121,14 @@ impl IdKey {
     /// The key for a raw id, or `None` for an id that is neither a string nor a number.
     pub fn new(raw: &RawValue) -> Option<IdKey> {
         let text = raw.get();
+        // The usual id, a plain non-negative integer, is its own canonical spelling: no need to
+        // parse it (at most 18 digits fit an i64; a leading zero is no JSON number).
+        let plain = text.len() <= 18
+            && text.bytes().all(|b| b.is_ascii_digit())
+            && (text == "0" || !text.starts_with('0'));
+        if plain && !text.is_empty() {
+            return Some(IdKey::Num(text.to_owned()));
+        }
         if text.starts_with('"') {
             return serde_json::from_str::<String>(text).ok().map(IdKey::Str);
         }
@@ -268,6 +276,9 @@ mod tests {
             key("123456789012345678901234567890")
         );
         assert_eq!(key("{}"), None);
+        assert_eq!(key("42"), Some(IdKey::Num("42".into())));
+        assert_eq!(key("-0"), key("0"));
+        assert_eq!(key("1.0e3"), key("1000"));
     }
 
     #[test]
