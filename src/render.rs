@@ -10,7 +10,7 @@
 //!   `error_message`, `retry_recommended`, `retry_after_seconds`) followed by the same context.
 
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Map, Value};
+use serde_json::Value;
 
 use crate::classify::Verdict;
 use crate::taxonomy::{Category, Source};
@@ -100,69 +100,181 @@ impl StructuredError {
         serde_json::to_value(self).expect("a StructuredError always serializes")
     }
 
+    /// The canonical object as JSON text: what [`StructuredError::canonical`] serializes to,
+    /// written without building a `Value` first.
+    pub fn canonical_json(&self) -> String {
+        let mut out = Vec::with_capacity(self.size_hint());
+        serde_json::to_writer(&mut out, self).expect("a StructuredError always serializes");
+        String::from_utf8(out).expect("JSON is UTF-8")
+    }
+
     /// The object the model reads in the given profile.
     pub fn in_profile(&self, profile: Profile) -> Value {
-        match profile {
-            Profile::Mcp => self.mcp(),
-            Profile::Enterprise => self.enterprise(),
-        }
+        serde_json::from_str(&self.profile_json(profile)).expect("a profile is valid JSON")
     }
 
-    fn mcp(&self) -> Value {
-        let Value::Object(mut object) = self.canonical() else {
-            unreachable!("a struct serializes to an object")
+    /// The object the model reads, as JSON text.
+    pub fn profile_json(&self, profile: Profile) -> String {
+        let mut out = Vec::with_capacity(self.size_hint());
+        self.write_profile(profile, &mut out);
+        String::from_utf8(out).expect("JSON is UTF-8")
+    }
+
+    /// Appends the object the model reads, as JSON. Written straight from borrowed views of
+    /// the error: a rewrite shows it twice (text and `structuredContent`), and building `Value`
+    /// trees for it was most of a rewrite's cost.
+    pub fn write_profile(&self, profile: Profile, out: &mut Vec<u8>) {
+        let written = match profile {
+            Profile::Mcp => serde_json::to_writer(out, &McpView::of(self)),
+            Profile::Enterprise => serde_json::to_writer(out, &EnterpriseView::of(self)),
         };
-        // `partial_results: null` stays: seed 001 shows it, and "no partial results" is news.
-        prune_empty(&mut object, &["partial_results", "attempted_query"]);
-        if self.attempts == 1 {
-            object.remove("attempts");
-        }
-        if let Some(Value::Object(original)) = object.get_mut("originalError") {
-            prune_empty(original, &[]);
-        }
-        Value::Object(object)
+        written.expect("a profile always serializes");
     }
 
-    fn enterprise(&self) -> Value {
-        let mut object = json!({
-            "success": false,
-            "data": null,
-            "error_code": self.code,
-            "error_message": self.message,
-            "retry_recommended": self.retryable,
-            "retry_after_seconds": self.retry_after_seconds,
-            "error_category": self.category,
-            "user_message": self.user_message,
-            "alternatives": self.alternatives,
-            "attempted_query": self.attempted_query,
-            "partial_results": self.partial_results,
-            "original_error": {
-                "source": self.original_error.source,
-                "text": self.original_error.text,
-                "rpc_code": self.original_error.rpc_code,
-                "rpc_data": self.original_error.rpc_data,
-            },
-            "rule_id": self.rule_id,
-            "attempts": self.attempts,
-        });
-        if let Some(Value::Object(original)) = object.get_mut("original_error") {
-            prune_empty(original, &[]);
-        }
-        object
+    /// Room for the error's JSON in one allocation, mostly: its texts and some for the rest.
+    pub fn size_hint(&self) -> usize {
+        let texts = self.message.len()
+            + self.user_message.as_ref().map_or(0, String::len)
+            + self.alternatives.iter().map(|a| a.len() + 3).sum::<usize>()
+            + self.original_error.text.len();
+        512 + texts + texts / 8
     }
 }
 
-fn prune_empty(object: &mut Map<String, Value>, keep: &[&str]) {
-    object.retain(|key, value| {
-        keep.contains(&key.as_str())
-            || !(value.is_null() || value.as_array().is_some_and(Vec::is_empty))
-    });
+/// The `mcp` profile: the canonical object without its empty fields (null, or an empty list),
+/// so the model reads only what is said. `partial_results: null` stays: seed 001 shows it, and
+/// "no partial results" is news; `attempted_query` stays too, and `attempts` shows only when the
+/// proxy retried.
+#[derive(Serialize)]
+struct McpView<'a> {
+    #[serde(rename = "errorCategory")]
+    category: Category,
+    #[serde(rename = "errorCode")]
+    code: &'a str,
+    #[serde(rename = "isRetryable")]
+    retryable: bool,
+    #[serde(rename = "retryAfterSeconds", skip_serializing_if = "Option::is_none")]
+    retry_after_seconds: Option<u64>,
+    message: &'a str,
+    #[serde(rename = "userMessage", skip_serializing_if = "Option::is_none")]
+    user_message: Option<&'a str>,
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    alternatives: &'a [String],
+    attempted_query: &'a Option<AttemptedQuery>,
+    partial_results: &'a Option<Value>,
+    #[serde(rename = "originalError")]
+    original_error: OriginalView<'a>,
+    #[serde(rename = "ruleId", skip_serializing_if = "Option::is_none")]
+    rule_id: Option<&'a str>,
+    #[serde(skip_serializing_if = "is_one")]
+    attempts: u32,
+}
+
+/// `originalError` without its empty fields, in both profiles (the enterprise profile names
+/// them in snake case).
+#[derive(Serialize)]
+struct OriginalView<'a> {
+    source: Source,
+    text: &'a str,
+    #[serde(rename = "rpcCode", skip_serializing_if = "Option::is_none")]
+    rpc_code: Option<i64>,
+    #[serde(rename = "rpcData", skip_serializing_if = "is_empty")]
+    rpc_data: Option<&'a Value>,
+}
+
+#[derive(Serialize)]
+struct EnterpriseOriginalView<'a> {
+    source: Source,
+    text: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    rpc_code: Option<i64>,
+    #[serde(skip_serializing_if = "is_empty")]
+    rpc_data: Option<&'a Value>,
+}
+
+/// The `enterprise` profile: the envelope of seed `000_...`, then the same context.
+#[derive(Serialize)]
+struct EnterpriseView<'a> {
+    success: bool,
+    data: (),
+    error_code: &'a str,
+    error_message: &'a str,
+    retry_recommended: bool,
+    retry_after_seconds: Option<u64>,
+    error_category: Category,
+    user_message: Option<&'a str>,
+    alternatives: &'a [String],
+    attempted_query: &'a Option<AttemptedQuery>,
+    partial_results: &'a Option<Value>,
+    original_error: EnterpriseOriginalView<'a>,
+    rule_id: Option<&'a str>,
+    attempts: u32,
+}
+
+impl<'a> McpView<'a> {
+    fn of(e: &'a StructuredError) -> Self {
+        McpView {
+            category: e.category,
+            code: &e.code,
+            retryable: e.retryable,
+            retry_after_seconds: e.retry_after_seconds,
+            message: &e.message,
+            user_message: e.user_message.as_deref(),
+            alternatives: &e.alternatives,
+            attempted_query: &e.attempted_query,
+            partial_results: &e.partial_results,
+            original_error: OriginalView {
+                source: e.original_error.source,
+                text: &e.original_error.text,
+                rpc_code: e.original_error.rpc_code,
+                rpc_data: e.original_error.rpc_data.as_ref(),
+            },
+            rule_id: e.rule_id.as_deref(),
+            attempts: e.attempts,
+        }
+    }
+}
+
+impl<'a> EnterpriseView<'a> {
+    fn of(e: &'a StructuredError) -> Self {
+        EnterpriseView {
+            success: false,
+            data: (),
+            error_code: &e.code,
+            error_message: &e.message,
+            retry_recommended: e.retryable,
+            retry_after_seconds: e.retry_after_seconds,
+            error_category: e.category,
+            user_message: e.user_message.as_deref(),
+            alternatives: &e.alternatives,
+            attempted_query: &e.attempted_query,
+            partial_results: &e.partial_results,
+            original_error: EnterpriseOriginalView {
+                source: e.original_error.source,
+                text: &e.original_error.text,
+                rpc_code: e.original_error.rpc_code,
+                rpc_data: e.original_error.rpc_data.as_ref(),
+            },
+            rule_id: e.rule_id.as_deref(),
+            attempts: e.attempts,
+        }
+    }
+}
+
+fn is_one(n: &u32) -> bool {
+    *n == 1
+}
+
+/// An empty field, left out of a profile: absent, null, or an empty list.
+fn is_empty(value: &Option<&Value>) -> bool {
+    value.is_none_or(|v| v.is_null() || v.as_array().is_some_and(Vec::is_empty))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::taxonomy::codes;
+    use serde_json::{json, Map};
 
     fn sample() -> StructuredError {
         StructuredError {
@@ -247,5 +359,91 @@ mod tests {
             v["original_error"],
             json!({"source": "result", "text": "429 Too Many Requests"})
         );
+    }
+
+    /// The profiles as they were first written, over `Value` trees: the reference the direct
+    /// serialization must match byte for byte.
+    fn reference(e: &StructuredError, profile: Profile) -> Value {
+        fn prune_empty(object: &mut Map<String, Value>, keep: &[&str]) {
+            object.retain(|key, value| {
+                keep.contains(&key.as_str())
+                    || !(value.is_null() || value.as_array().is_some_and(Vec::is_empty))
+            });
+        }
+        match profile {
+            Profile::Mcp => {
+                let Value::Object(mut object) = e.canonical() else {
+                    unreachable!()
+                };
+                prune_empty(&mut object, &["partial_results", "attempted_query"]);
+                if e.attempts == 1 {
+                    object.remove("attempts");
+                }
+                if let Some(Value::Object(original)) = object.get_mut("originalError") {
+                    prune_empty(original, &[]);
+                }
+                Value::Object(object)
+            }
+            Profile::Enterprise => {
+                let mut object = json!({
+                    "success": false,
+                    "data": null,
+                    "error_code": e.code,
+                    "error_message": e.message,
+                    "retry_recommended": e.retryable,
+                    "retry_after_seconds": e.retry_after_seconds,
+                    "error_category": e.category,
+                    "user_message": e.user_message,
+                    "alternatives": e.alternatives,
+                    "attempted_query": e.attempted_query,
+                    "partial_results": e.partial_results,
+                    "original_error": {
+                        "source": e.original_error.source,
+                        "text": e.original_error.text,
+                        "rpc_code": e.original_error.rpc_code,
+                        "rpc_data": e.original_error.rpc_data,
+                    },
+                    "rule_id": e.rule_id,
+                    "attempts": e.attempts,
+                });
+                if let Some(Value::Object(original)) = object.get_mut("original_error") {
+                    prune_empty(original, &[]);
+                }
+                object
+            }
+        }
+    }
+
+    #[test]
+    fn direct_serialization_matches_the_value_trees() {
+        let mut variants = vec![sample()];
+        let mut full = sample();
+        full.retry_after_seconds = None;
+        full.user_message = Some("Ask \"them\"\n".into());
+        full.alternatives = vec!["a".into(), "b é".into()];
+        full.attempted_query = None;
+        full.partial_results = Some(json!({"rows": [1, 2.5, null]}));
+        full.original_error.rpc_code = Some(-32602);
+        full.original_error.rpc_data = Some(json!({"d": []}));
+        full.rule_id = None;
+        full.attempts = 3;
+        variants.push(full);
+        for data in [json!(null), json!([]), json!([0]), json!("x"), json!({})] {
+            let mut e = sample();
+            e.original_error.rpc_data = Some(data);
+            e.partial_results = Some(json!(null));
+            e.attempted_query.as_mut().unwrap().arguments = Value::Null;
+            variants.push(e);
+        }
+        for e in &variants {
+            assert_eq!(e.canonical_json(), e.canonical().to_string());
+            for profile in [Profile::Mcp, Profile::Enterprise] {
+                assert_eq!(
+                    e.profile_json(profile),
+                    reference(e, profile).to_string(),
+                    "{profile:?} {e:?}"
+                );
+            }
+        }
     }
 }

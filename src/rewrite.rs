@@ -13,6 +13,8 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 
+mod plain;
+
 use crate::classify::{classify, Verdict};
 use crate::redact::{QueryDetail, Redactor};
 use crate::render::{AttemptedQuery, OriginalError, Profile, StructuredError, META_KEY};
@@ -51,6 +53,23 @@ pub struct Rewritten {
     pub error: StructuredError,
 }
 
+/// A rewritten answer as the relay sends it: the new `result` as JSON text (the bytes
+/// [`Rewritten::result`] serializes to), and the error it carries (for logs and retries).
+#[derive(Debug)]
+pub struct RewrittenJson {
+    pub result: Vec<u8>,
+    pub error: StructuredError,
+}
+
+impl From<RewrittenJson> for Rewritten {
+    fn from(r: RewrittenJson) -> Rewritten {
+        Rewritten {
+            result: serde_json::from_slice(&r.result).expect("a rewritten result is valid JSON"),
+            error: r.error,
+        }
+    }
+}
+
 #[derive(Deserialize)]
 struct RpcError {
     code: Option<i64>,
@@ -67,6 +86,11 @@ pub fn is_control_error(code: i64) -> bool {
 impl Rewriter {
     /// The replacement for an answer, or `None` when the answer passes untouched.
     pub fn rewrite(&self, answered: &AnsweredCall, answer: Answer) -> Option<Rewritten> {
+        self.rewrite_json(answered, answer).map(Rewritten::from)
+    }
+
+    /// [`Rewriter::rewrite`], with the result as JSON text: what the relay writes.
+    pub fn rewrite_json(&self, answered: &AnsweredCall, answer: Answer) -> Option<RewrittenJson> {
         match answer {
             Answer::Result(raw) => self.rewrite_result(answered, raw),
             Answer::Error(raw) if self.rewrite_rpc_errors => self.rewrite_error(answered, raw),
@@ -74,26 +98,20 @@ impl Rewriter {
         }
     }
 
-    fn rewrite_result(&self, answered: &AnsweredCall, raw: &RawValue) -> Option<Rewritten> {
+    fn rewrite_result(&self, answered: &AnsweredCall, raw: &RawValue) -> Option<RewrittenJson> {
         let tool = answered.call.name.as_str();
         let inspect_success = self.rules.inspects_successes_of(tool);
         // Most answers are successes, often large: skip them without parsing.
         if !inspect_success && !raw.get().contains("\"isError\"") {
             return None;
         }
-        let Ok(Value::Object(mut result)) = serde_json::from_str::<Value>(raw.get()) else {
-            return None;
-        };
-        if result.contains_key("task")
-            || matches!(
-                result.get("resultType").and_then(Value::as_str),
-                Some("task" | "input_required")
-            )
-        {
-            return None;
-        }
-        let is_error = result.get("isError") == Some(&Value::Bool(true));
-        let (text, kept_blocks) = split_content(result.get("content"));
+        let plain::ReadResult {
+            members,
+            is_error,
+            text,
+            kept_blocks,
+            partial,
+        } = plain::read(raw)?;
         let source = if is_error {
             Source::Result
         } else {
@@ -114,18 +132,17 @@ impl Rewriter {
         };
         let original = OriginalError {
             source,
-            text: text.clone(),
+            text,
             rpc_code: None,
             rpc_data: None,
         };
         // The upstream's own structured data rides along as partial results, never as the
         // error's `structuredContent`.
-        let partial = result.remove("structuredContent");
         let error = StructuredError::new(verdict, attempted_query(answered), partial, original);
-        Some(self.finish(answered, result, kept_blocks, error))
+        Some(self.finish(answered, members, kept_blocks, error))
     }
 
-    fn rewrite_error(&self, answered: &AnsweredCall, raw: &RawValue) -> Option<Rewritten> {
+    fn rewrite_error(&self, answered: &AnsweredCall, raw: &RawValue) -> Option<RewrittenJson> {
         let error: RpcError = serde_json::from_str(raw.get()).ok()?;
         if error.code.is_some_and(is_control_error) {
             return None;
@@ -150,7 +167,7 @@ impl Rewriter {
 
     /// The answer for a call the upstream can no longer give: it exited or its output closed.
     /// Retryable, since a restarted server may well answer.
-    pub fn upstream_gone(&self, answered: &AnsweredCall, reason: &str) -> Rewritten {
+    pub fn upstream_gone(&self, answered: &AnsweredCall, reason: &str) -> RewrittenJson {
         self.proxy_failure(
             answered,
             codes::SYSTEM_UNAVAILABLE,
@@ -162,7 +179,7 @@ impl Rewriter {
     }
 
     /// The answer for a call that took longer than its configured limit.
-    pub fn timed_out(&self, answered: &AnsweredCall, limit: Duration) -> Rewritten {
+    pub fn timed_out(&self, answered: &AnsweredCall, limit: Duration) -> RewrittenJson {
         self.proxy_failure(
             answered,
             codes::TIMEOUT,
@@ -177,7 +194,7 @@ impl Rewriter {
     }
 
     /// The answer for a call refused because its tool keeps failing (circuit breaker open).
-    pub fn circuit_open(&self, answered: &AnsweredCall, wait: Duration) -> Rewritten {
+    pub fn circuit_open(&self, answered: &AnsweredCall, wait: Duration) -> RewrittenJson {
         let seconds = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
         self.proxy_failure(
             answered,
@@ -200,7 +217,7 @@ impl Rewriter {
         text: String,
         retry_after_seconds: Option<u64>,
         rule: &str,
-    ) -> Rewritten {
+    ) -> RewrittenJson {
         let verdict = Verdict {
             category: Category::Transient,
             code: code.to_owned(),
@@ -229,7 +246,7 @@ impl Rewriter {
         mut result: Map<String, Value>,
         kept_blocks: Vec<Value>,
         mut error: StructuredError,
-    ) -> Rewritten {
+    ) -> RewrittenJson {
         error.attempts = answered.attempt;
         self.redact(&mut error);
         let known_schemaless = answered.tool.as_ref().is_some_and(|t| !t.has_output_schema);
@@ -239,21 +256,20 @@ impl Rewriter {
         {
             return self.empty_result(answered, error);
         }
-        let shown = error.in_profile(self.profile);
-        let mut content = Vec::with_capacity(1 + kept_blocks.len());
-        content.push(json!({ "type": "text", "text": shown.to_string() }));
-        content.extend(kept_blocks);
-        result.insert("content".into(), Value::Array(content));
-        result.insert("isError".into(), Value::Bool(true));
-
         // TS SDK 1.x validates `structuredContent` against the tool's outputSchema even on
         // errors and throws, so the model would never see the error. Only a tool seen in this
         // session's tools/list without a schema is safe: clients may call tools they listed in
         // an earlier session, or never list at all.
-        if known_schemaless && answered.protocol.has_structured_content() {
-            result.insert("structuredContent".into(), shown);
-        }
+        let structured = known_schemaless && answered.protocol.has_structured_content();
 
+        // The members go into the map as they always have, so that the upstream's keep their
+        // order; the proxy's own (`content`, `structuredContent`, `_meta`'s error) are
+        // placeholders here, written from their JSON text by `write_result`.
+        result.insert("content".into(), Value::Null);
+        result.insert("isError".into(), Value::Bool(true));
+        if structured {
+            result.insert("structuredContent".into(), Value::Null);
+        }
         let meta = result
             .entry("_meta")
             .or_insert_with(|| Value::Object(Map::new()));
@@ -261,16 +277,99 @@ impl Rewriter {
             *meta = Value::Object(Map::new());
         }
         if let Value::Object(meta) = meta {
-            meta.insert(META_KEY.into(), error.canonical());
+            meta.insert(META_KEY.into(), Value::Null);
         }
         if answered.protocol.has_result_type() && !result.contains_key("resultType") {
             result.insert("resultType".into(), Value::from("complete"));
         }
-        Rewritten {
-            result: Value::Object(result),
-            error,
+        let mut shown = Vec::with_capacity(error.size_hint());
+        error.write_profile(self.profile, &mut shown);
+        let result = write_result(&result, &shown, &kept_blocks, structured, &error);
+        RewrittenJson { result, error }
+    }
+}
+
+/// The JSON text of an assembled result: the error as the profile shows it (`shown`) in
+/// `content[0]` and, when `structured`, as `structuredContent`; the canonical error in
+/// `_meta`; every other member as the map holds it.
+fn write_result(
+    result: &Map<String, Value>,
+    shown: &[u8],
+    kept_blocks: &[Value],
+    structured: bool,
+    error: &StructuredError,
+) -> Vec<u8> {
+    let mut out = Vec::with_capacity(4 * shown.len() + 256);
+    out.push(b'{');
+    for (i, (key, value)) in result.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        json(&mut out, key);
+        out.push(b':');
+        match key.as_str() {
+            "content" => {
+                out.extend_from_slice(br#"[{"type":"text","text":"#);
+                json_string_of_json(&mut out, shown);
+                out.push(b'}');
+                for block in kept_blocks {
+                    out.push(b',');
+                    json(&mut out, block);
+                }
+                out.push(b']');
+            }
+            "structuredContent" if structured => out.extend_from_slice(shown),
+            "_meta" => {
+                let Value::Object(meta) = value else {
+                    unreachable!("finish makes `_meta` an object")
+                };
+                out.push(b'{');
+                for (j, (key, value)) in meta.iter().enumerate() {
+                    if j > 0 {
+                        out.push(b',');
+                    }
+                    json(&mut out, key);
+                    out.push(b':');
+                    if key == META_KEY {
+                        json(&mut out, error);
+                    } else {
+                        json(&mut out, value);
+                    }
+                }
+                out.push(b'}');
+            }
+            _ => json(&mut out, value),
         }
     }
+    out.push(b'}');
+    out
+}
+
+/// Appends `bytes`, JSON that serde_json wrote, as a JSON string, byte for byte as
+/// serde_json would. Such text holds no control characters (serde_json escapes them), so only
+/// quotes and backslashes need a backslash; copying the runs between them is several times
+/// faster than serde_json's byte-at-a-time escaper on text this full of quotes.
+fn json_string_of_json(out: &mut Vec<u8>, bytes: &[u8]) {
+    if bytes.iter().any(|&b| b < 0x20) {
+        let text = std::str::from_utf8(bytes).expect("JSON is UTF-8");
+        return json(out, text);
+    }
+    out.reserve(bytes.len() + bytes.len() / 4 + 2);
+    out.push(b'"');
+    let mut start = 0;
+    for i in memchr::memchr2_iter(b'"', b'\\', bytes) {
+        out.extend_from_slice(&bytes[start..i]);
+        out.push(b'\\');
+        // The quote or backslash itself starts the next run.
+        start = i;
+    }
+    out.extend_from_slice(&bytes[start..]);
+    out.push(b'"');
+}
+
+/// Appends the JSON of `value`.
+fn json(out: &mut Vec<u8>, value: &(impl serde::Serialize + ?Sized)) {
+    serde_json::to_writer(out, value).expect("serializing to memory cannot fail");
 }
 
 impl Rewriter {
@@ -310,7 +409,7 @@ impl Rewriter {
     /// A valid empty result in place of a NOT_FOUND failure, for tools configured so (seed 001:
     /// a genuine no-match is a successful query with no matches). Only for tools known to have
     /// no outputSchema, which an empty result could not satisfy.
-    fn empty_result(&self, answered: &AnsweredCall, error: StructuredError) -> Rewritten {
+    fn empty_result(&self, answered: &AnsweredCall, error: StructuredError) -> RewrittenJson {
         let mut result = Map::new();
         result.insert(
             "content".into(),
@@ -323,8 +422,8 @@ impl Rewriter {
         if answered.protocol.has_result_type() {
             result.insert("resultType".into(), Value::from("complete"));
         }
-        Rewritten {
-            result: Value::Object(result),
+        RewrittenJson {
+            result: serde_json::to_vec(&result).expect("a Value always serializes"),
             error,
         }
     }
@@ -343,283 +442,5 @@ fn attempted_query(answered: &AnsweredCall) -> Option<AttemptedQuery> {
     })
 }
 
-/// The failure text (every text block, joined by newlines) and the other blocks, which are
-/// kept. A bare string `content`, a legacy anti-pattern, counts as text.
-fn split_content(content: Option<&Value>) -> (String, Vec<Value>) {
-    let mut texts = Vec::new();
-    let mut kept = Vec::new();
-    match content {
-        Some(Value::Array(blocks)) => {
-            for block in blocks {
-                match (block.get("type").and_then(Value::as_str), block.get("text")) {
-                    (Some("text"), Some(Value::String(text))) => texts.push(text.as_str()),
-                    _ => kept.push(block.clone()),
-                }
-            }
-        }
-        Some(Value::String(text)) => texts.push(text.as_str()),
-        _ => {}
-    }
-    (texts.join("\n"), kept)
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::diagnostic::SourceFile;
-    use crate::session::{Protocol, ToolCall, ToolInfo};
-
-    fn rewriter(profile: Profile) -> Rewriter {
-        let rules = RuleSet::load(
-            &[SourceFile::new(
-                "t.toml",
-                r#"
-                [[rule]]
-                id = "enoent"
-                match = "ENOENT"
-                code = "NOT_FOUND"
-                [[rule]]
-                id = "unknown-tool"
-                source = "rpc"
-                match = "Unknown tool"
-                code = "NOT_FOUND"
-                "#,
-            )],
-            &[],
-        )
-        .unwrap();
-        Rewriter {
-            rules: Arc::new(rules),
-            profile,
-            rewrite_rpc_errors: true,
-            not_found_is_empty: globset::GlobSet::empty(),
-            redactor: Redactor::defaults(),
-        }
-    }
-
-    fn answered(version: Option<&str>, has_output_schema: bool) -> AnsweredCall {
-        AnsweredCall {
-            id: raw("1"),
-            upstream_id: raw("1"),
-            attempt: 1,
-            call: ToolCall {
-                name: "read".into(),
-                arguments: Some(raw(r#"{"path":"/x"}"#)),
-                params: raw(r#"{"name":"read","arguments":{"path":"/x"}}"#),
-                protocol_version: None,
-                task: false,
-                seq: 1,
-            },
-            tool: Some(ToolInfo {
-                has_output_schema,
-                ..ToolInfo::default()
-            }),
-            protocol: Protocol(version.map(str::to_owned)),
-        }
-    }
-
-    fn raw(s: &str) -> Box<RawValue> {
-        RawValue::from_string(s.to_owned()).unwrap()
-    }
-
-    fn rewrite_result(r: &Rewriter, a: &AnsweredCall, result: &str) -> Option<Value> {
-        r.rewrite(a, Answer::Result(&raw(result))).map(|r| r.result)
-    }
-
-    #[test]
-    fn is_error_result_becomes_structured() {
-        let r = rewriter(Profile::Mcp);
-        let out = rewrite_result(
-            &r,
-            &answered(Some("2025-11-25"), false),
-            r#"{"content":[{"type":"text","text":"ENOENT: no such file"},{"type":"image","data":"AA==","mimeType":"image/png"}],"isError":true,"_meta":{"x/y":1}}"#,
-        )
-        .unwrap();
-        assert_eq!(out["isError"], true);
-        let shown: Value =
-            serde_json::from_str(out["content"][0]["text"].as_str().unwrap()).unwrap();
-        assert_eq!(shown["errorCategory"], "validation");
-        assert_eq!(shown["errorCode"], "NOT_FOUND");
-        assert_eq!(shown["isRetryable"], false);
-        assert_eq!(out["content"][1]["type"], "image");
-        assert_eq!(out["structuredContent"], shown);
-        assert_eq!(out["_meta"]["x/y"], 1);
-        let canonical = &out["_meta"][META_KEY];
-        assert_eq!(canonical["originalError"]["text"], "ENOENT: no such file");
-        assert_eq!(
-            canonical["attempted_query"],
-            json!({"tool": "read", "arguments": {"path": "/x"}})
-        );
-        assert_eq!(canonical["ruleId"], "enoent");
-        assert!(out.get("resultType").is_none());
-    }
-
-    #[test]
-    fn successes_tasks_and_input_required_pass() {
-        let r = rewriter(Profile::Mcp);
-        let a = answered(None, false);
-        for result in [
-            r#"{"content":[{"type":"text","text":"ENOENT"}]}"#,
-            r#"{"content":[{"type":"text","text":"ENOENT"}],"isError":false}"#,
-            r#"{"task":{"taskId":"1"},"isError":true}"#,
-            r#"{"resultType":"input_required","isError":true,"content":[]}"#,
-            r#"{"resultType":"task","isError":true,"content":[]}"#,
-        ] {
-            assert_eq!(rewrite_result(&r, &a, result), None, "{result}");
-        }
-    }
-
-    #[test]
-    fn no_structured_content_unless_the_tool_is_listed_without_schema() {
-        let r = rewriter(Profile::Mcp);
-        let failed = r#"{"content":[{"type":"text","text":"ENOENT"}],"isError":true,"structuredContent":{"partial":1}}"#;
-        let out = rewrite_result(&r, &answered(None, true), failed).unwrap();
-        assert!(out.get("structuredContent").is_none());
-        assert_eq!(
-            out["_meta"][META_KEY]["partial_results"],
-            json!({"partial": 1})
-        );
-        let out = rewrite_result(&r, &answered(Some("2025-03-26"), false), failed).unwrap();
-        assert!(out.get("structuredContent").is_none());
-        let mut unlisted = answered(None, false);
-        unlisted.tool = None;
-        let out = rewrite_result(&r, &unlisted, failed).unwrap();
-        assert!(
-            out.get("structuredContent").is_none(),
-            "a tool never listed may have a schema"
-        );
-    }
-
-    #[test]
-    fn rpc_errors_become_results_with_result_type_in_2026() {
-        let r = rewriter(Profile::Enterprise);
-        let a = answered(Some("2026-07-28"), false);
-        let out = r
-            .rewrite(
-                &a,
-                Answer::Error(&raw(
-                    r#"{"code":-32602,"message":"Unknown tool: x","data":{"d":1}}"#,
-                )),
-            )
-            .unwrap()
-            .result;
-        assert_eq!(out["resultType"], "complete");
-        let shown: Value =
-            serde_json::from_str(out["content"][0]["text"].as_str().unwrap()).unwrap();
-        assert_eq!(shown["success"], false);
-        assert_eq!(shown["error_code"], "NOT_FOUND");
-        let canonical = &out["_meta"][META_KEY];
-        assert_eq!(canonical["errorCategory"], "validation");
-        assert_eq!(canonical["originalError"]["rpcCode"], -32602);
-        assert_eq!(canonical["originalError"]["rpcData"], json!({"d": 1}));
-    }
-
-    #[test]
-    fn control_errors_and_disabled_rpc_rewriting_pass() {
-        let mut r = rewriter(Profile::Mcp);
-        let a = answered(None, false);
-        for code in [-32042, -32020, -32099] {
-            let error = raw(&format!(r#"{{"code":{code},"message":"m"}}"#));
-            assert!(r.rewrite(&a, Answer::Error(&error)).is_none(), "{code}");
-        }
-        r.rewrite_rpc_errors = false;
-        assert!(r
-            .rewrite(
-                &a,
-                Answer::Error(&raw(r#"{"code":-32602,"message":"Unknown tool"}"#))
-            )
-            .is_none());
-    }
-
-    #[test]
-    fn bare_string_content_is_read_as_text() {
-        let r = rewriter(Profile::Mcp);
-        let out = rewrite_result(
-            &r,
-            &answered(None, false),
-            r#"{"isError":true,"content":"ENOENT"}"#,
-        )
-        .unwrap();
-        assert_eq!(out["_meta"][META_KEY]["ruleId"], "enoent");
-        assert!(out["content"].is_array());
-    }
-
-    #[test]
-    fn successes_become_failures_only_by_a_success_rule_for_the_tool() {
-        let rules = RuleSet::load(
-            &[SourceFile::new(
-                "s.toml",
-                "[[rule]]\nid = \"db\"\nsource = \"success\"\ntools = [\"query\"]\n\
-                 match = '^Database error: '\ncategory = \"transient\"\n\
-                 [[rule]]\nid = \"any\"\nmatch = 'Database'\ncategory = \"business\"\n",
-            )],
-            &[],
-        )
-        .unwrap();
-        let r = Rewriter {
-            rules: Arc::new(rules),
-            ..rewriter(Profile::Mcp)
-        };
-        let mut a = answered(None, false);
-        let success = r#"{"content":[{"type":"text","text":"Database error: disk I/O error"}]}"#;
-        assert!(
-            rewrite_result(&r, &a, success).is_none(),
-            "the rule is for another tool"
-        );
-        a.call.name = "query".into();
-        let out = rewrite_result(&r, &a, success).unwrap();
-        assert_eq!(out["isError"], true);
-        assert_eq!(out["_meta"][META_KEY]["ruleId"], "db");
-        assert_eq!(out["_meta"][META_KEY]["originalError"]["source"], "success");
-        let fine = r#"{"content":[{"type":"text","text":"3 rows; Database error: none"}]}"#;
-        assert!(
-            rewrite_result(&r, &a, fine).is_none(),
-            "other rules never look at successes"
-        );
-    }
-
-    #[test]
-    fn not_found_can_be_a_valid_empty_result_for_configured_tools() {
-        let mut r = rewriter(Profile::Mcp);
-        let mut builder = globset::GlobSetBuilder::new();
-        builder.add(globset::Glob::new("search*").unwrap());
-        r.not_found_is_empty = builder.build().unwrap();
-        let failure = r#"{"content":[{"type":"text","text":"ENOENT: nothing"}],"isError":true}"#;
-        let mut a = answered(Some("2026-07-28"), false);
-        assert_eq!(
-            rewrite_result(&r, &a, failure).unwrap()["isError"],
-            true,
-            "read is not configured"
-        );
-        a.call.name = "search_docs".into();
-        let out = rewrite_result(&r, &a, failure).unwrap();
-        assert!(out.get("isError").is_none(), "{out}");
-        assert_eq!(out["content"][0]["text"], "No results found.");
-        assert_eq!(out["resultType"], "complete");
-        assert_eq!(out["_meta"][EMPTY_META_KEY]["reason"], "NOT_FOUND");
-        a.tool = None;
-        assert_eq!(
-            rewrite_result(&r, &a, failure).unwrap()["isError"],
-            true,
-            "unknown schema: stays an error"
-        );
-    }
-
-    #[test]
-    fn attempts_are_reported() {
-        let r = rewriter(Profile::Mcp);
-        let mut a = answered(None, false);
-        a.attempt = 3;
-        let out = rewrite_result(&r, &a, r#"{"content":[],"isError":true}"#).unwrap();
-        assert_eq!(out["_meta"][META_KEY]["attempts"], 3);
-    }
-
-    #[test]
-    fn upstream_gone_is_transient_and_retryable() {
-        let r = rewriter(Profile::Mcp);
-        let out = r.upstream_gone(&answered(None, false), "exited with status 3");
-        assert_eq!(out.error.category, Category::Transient);
-        assert!(out.error.retryable);
-        assert!(out.error.message.contains("exited with status 3"));
-    }
-}
+mod tests;

@@ -444,7 +444,11 @@ impl Session {
             id,
             upstream_id,
             tool: self.tools.get(&call.name).cloned(),
-            protocol: Protocol(call.protocol_version.clone().or(self.version.clone())),
+            protocol: Protocol(
+                call.protocol_version
+                    .clone()
+                    .or_else(|| self.version.clone()),
+            ),
             call,
             attempt,
         }

@@ -121,6 +121,14 @@ impl IdKey {
     /// The key for a raw id, or `None` for an id that is neither a string nor a number.
     pub fn new(raw: &RawValue) -> Option<IdKey> {
         let text = raw.get();
+        // The usual id, a plain non-negative integer, is its own canonical spelling: no need to
+        // parse it (at most 18 digits fit an i64; a leading zero is no JSON number).
+        let plain = text.len() <= 18
+            && text.bytes().all(|b| b.is_ascii_digit())
+            && (text == "0" || !text.starts_with('0'));
+        if plain && !text.is_empty() {
+            return Some(IdKey::Num(text.to_owned()));
+        }
         if text.starts_with('"') {
             return serde_json::from_str::<String>(text).ok().map(IdKey::Str);
         }
@@ -154,16 +162,26 @@ pub fn response_line(id: &RawValue, result: &serde_json::Value) -> Vec<u8> {
     line
 }
 
+/// A complete response line around a `result` that is already JSON text, with the id's original
+/// bytes.
+pub fn response_line_json(id: &RawValue, result: &[u8]) -> Vec<u8> {
+    answer_line_bytes(id, "result", result)
+}
+
 /// A complete answer line with a raw `result` or `error` (`key`) kept byte for byte, under
 /// another id: a retry's answer going back under the client's id.
 pub fn answer_line(id: &RawValue, key: &str, raw: &RawValue) -> Vec<u8> {
-    let mut line = Vec::with_capacity(raw.get().len() + 64);
+    answer_line_bytes(id, key, raw.get().as_bytes())
+}
+
+fn answer_line_bytes(id: &RawValue, key: &str, json: &[u8]) -> Vec<u8> {
+    let mut line = Vec::with_capacity(id.get().len() + json.len() + 32);
     line.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
     line.extend_from_slice(id.get().as_bytes());
     line.extend_from_slice(b",\"");
     line.extend_from_slice(key.as_bytes());
     line.extend_from_slice(b"\":");
-    line.extend_from_slice(raw.get().as_bytes());
+    line.extend_from_slice(json);
     line.extend_from_slice(b"}\n");
     line
 }
@@ -258,6 +276,9 @@ mod tests {
             key("123456789012345678901234567890")
         );
         assert_eq!(key("{}"), None);
+        assert_eq!(key("42"), Some(IdKey::Num("42".into())));
+        assert_eq!(key("-0"), key("0"));
+        assert_eq!(key("1.0e3"), key("1000"));
     }
 
     #[test]

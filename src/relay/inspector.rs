@@ -141,7 +141,7 @@ impl Inspector {
                             let rewritten = self.rewriter.load().circuit_open(&answered, wait);
                             effects
                                 .to_client
-                                .push(wire::response_line(&answered.id, &rewritten.result));
+                                .push(wire::response_line_json(&answered.id, &rewritten.result));
                             return effects;
                         }
                     }
@@ -211,7 +211,7 @@ impl Inspector {
     fn answer_call(&self, call: AnsweredCall, answer: Answer, line: &[u8], effects: &mut Effects) {
         let tool = call.call.name.clone();
         let rewriter = self.rewriter.load();
-        let Some(rewritten) = rewriter.rewrite(&call, answer) else {
+        let Some(rewritten) = rewriter.rewrite_json(&call, answer) else {
             self.record_outcome(&tool, false);
             if call.attempt > 1 {
                 bump(&self.stats.recovered);
@@ -267,7 +267,7 @@ impl Inspector {
         }
         effects
             .to_client
-            .push(wire::response_line(&call.id, &rewritten.result));
+            .push(wire::response_line_json(&call.id, &rewritten.result));
     }
 
     fn record_outcome(&self, tool: &str, transient_failure: bool) {
@@ -312,7 +312,7 @@ impl Inspector {
                 );
                 effects
                     .to_client
-                    .push(wire::response_line(&call.id, &rewritten.result));
+                    .push(wire::response_line_json(&call.id, &rewritten.result));
             }
         }
         effects
@@ -340,7 +340,7 @@ impl Inspector {
                     let rewritten = self.rewriter.load().timed_out(&call, limit);
                     effects
                         .to_client
-                        .push(wire::response_line(&call.id, &rewritten.result));
+                        .push(wire::response_line_json(&call.id, &rewritten.result));
                 }
             }
         }
@@ -365,7 +365,7 @@ impl Inspector {
                 Unanswered::Call(call) => {
                     bump(&self.stats.rewritten);
                     self.stats.failure(Category::Transient);
-                    wire::response_line(&call.id, &rewriter.upstream_gone(&call, how).result)
+                    wire::response_line_json(&call.id, &rewriter.upstream_gone(&call, how).result)
                 }
                 Unanswered::Request { id, method } => wire::error_line(
                     &id,
