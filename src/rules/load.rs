@@ -83,6 +83,7 @@ pub(super) fn compile_file(
     // The embedded files are valid by construction (a test loads them with every check), so
     // their regexes are not compiled here: that was most of the start-up time.
     let trusted = !user && EMBEDDED_DEFAULTS.iter().any(|(_, text)| *text == file.text);
+    let lines = Lines::new(&file.text);
     let doc: RuleFileDoc = match toml::from_str(&file.text) {
         Ok(doc) => doc,
         Err(e) => {
@@ -93,12 +94,13 @@ pub(super) fn compile_file(
     };
     doc.rule
         .into_iter()
-        .filter_map(|raw| compile_rule(file, user, trusted, raw, problems))
+        .filter_map(|raw| compile_rule(file, &lines, user, trusted, raw, problems))
         .collect()
 }
 
 fn compile_rule(
     file: &SourceFile,
+    lines: &Lines,
     user: bool,
     trusted: bool,
     raw: RawRule,
@@ -225,7 +227,7 @@ fn compile_rule(
         .into_iter()
         .map(|spanned| {
             let span = spanned.span();
-            let (line, col) = line_col(&file.text, span.start);
+            let (line, col) = lines.line_col(span.start);
             let e = spanned.into_inner();
             if !raw.tools.is_empty() && e.tool.is_none() {
                 problem(
@@ -258,7 +260,7 @@ fn compile_rule(
     if problems.len() > before {
         return None;
     }
-    let (line, col) = line_col(&file.text, raw.id.span().start);
+    let (line, col) = lines.line_col(raw.id.span().start);
     Some(Loaded {
         enabled: raw.enabled,
         rule: Rule {
@@ -304,6 +306,35 @@ pub(super) fn check_unique_ids(rules: &[Loaded], problems: &mut Vec<Diagnostic>)
                 ),
             });
         }
+    }
+}
+
+/// [`line_col`] for the many offsets of one file (every rule and example): the line starts are
+/// found once instead of counting from the top each time.
+struct Lines<'t> {
+    text: &'t str,
+    /// Byte offset of each line's start.
+    starts: Vec<usize>,
+}
+
+impl<'t> Lines<'t> {
+    fn new(text: &'t str) -> Self {
+        let newlines = memchr::memchr_iter(b'\n', text.as_bytes()).map(|i| i + 1);
+        Lines {
+            text,
+            starts: std::iter::once(0).chain(newlines).collect(),
+        }
+    }
+
+    /// 1-based line and column (in characters) of a byte offset, as [`line_col`] gives them.
+    fn line_col(&self, offset: usize) -> (usize, usize) {
+        if !self.text.is_char_boundary(offset.min(self.text.len())) {
+            return line_col(self.text, offset);
+        }
+        let offset = offset.min(self.text.len());
+        let line = self.starts.partition_point(|&start| start <= offset);
+        let col = self.text[self.starts[line - 1]..offset].chars().count() + 1;
+        (line, col)
     }
 }
 
@@ -390,6 +421,19 @@ mod tests {
             e,
             ["r.toml:5:6: rule 'd': duplicate rule id (first defined at r.toml:2:6)"]
         );
+    }
+
+    #[test]
+    fn lines_agree_with_line_col() {
+        let text = "a\nbé\n\nxyz\n";
+        let lines = super::Lines::new(text);
+        for offset in 0..=text.len() + 2 {
+            assert_eq!(
+                lines.line_col(offset),
+                crate::diagnostic::line_col(text, offset),
+                "{offset}"
+            );
+        }
     }
 
     #[test]
