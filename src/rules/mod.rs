@@ -321,7 +321,12 @@ impl RuleSet {
     where
         't: 's,
     {
-        let hits = self.first_pass().map(|set| set.matches(failure.text));
+        // A success is looked at only by the few rules written for successes: their own regexes
+        // decide, and successes never build the first pass.
+        let hits = match failure.source {
+            Source::Success => None,
+            _ => self.first_pass().map(|set| set.matches(failure.text)),
+        };
         self.rules.iter().filter_map(move |rule| {
             let missed = match (&hits, rule.set_index) {
                 (Some(hits), Some(i)) => !hits.matched(i),
@@ -553,6 +558,26 @@ mod tests {
         assert!(set.first_pass.get().is_none());
         assert!(set.first_match(failure("boom")).is_some());
         assert!(set.first_pass.get().is_some_and(Option::is_some));
+    }
+
+    #[test]
+    fn successes_do_not_build_the_first_pass() {
+        let set = load(
+            "[[rule]]\nid = \"s\"\nsource = \"success\"\nmatch = \"^Error: (?P<detail>.+)\"\n\
+             category = \"business\"\n\
+             [[rule]]\nid = \"r\"\nmatch = \"Error\"\ncategory = \"transient\"\n",
+        )
+        .unwrap();
+        let mut success = failure("Error: no such table");
+        success.source = Source::Success;
+        let m = set.first_match(success).unwrap();
+        assert_eq!(
+            (m.rule.id.as_str(), m.value("detail")),
+            ("s", Some("no such table"))
+        );
+        success.text = "3 rows";
+        assert!(set.first_match(success).is_none());
+        assert!(set.first_pass.get().is_none());
     }
 
     #[test]
