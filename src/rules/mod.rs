@@ -10,12 +10,15 @@
 //! embedded defaults), then order within the file. The first rule that matches wins. A user rule
 //! with the id of a default rule replaces it.
 
+mod first_pass;
 mod load;
 
 use std::sync::OnceLock;
 
 use globset::GlobSet;
-use regex::{Captures, Regex, RegexSet, RegexSetBuilder};
+use regex::{Captures, Regex};
+
+use first_pass::FirstPass;
 
 use crate::diagnostic::{Diagnostics, SourceFile};
 use crate::taxonomy::{Category, Source};
@@ -60,15 +63,13 @@ fn build(pattern: &str) -> Result<Regex, regex::Error> {
 /// The first pass over all `patterns` at once. Each pattern compiles alone within
 /// [`REGEX_SIZE_LIMIT`] (checked at load), and the set, which has no capture groups, is no larger
 /// than the sum of them, so its limit is not reached in practice.
-fn build_set(patterns: &[&str]) -> Result<RegexSet, regex::Error> {
+fn build_set(patterns: &[&str]) -> Result<FirstPass, String> {
     // The search runs all patterns at once with a lazy DFA; its cache must grow with the number
     // of patterns, or the search falls back to a far slower engine (milliseconds per failure at
     // a hundred rules). The cache grows only as it is used.
     let dfa_cache = (8usize << 20).max(patterns.len().saturating_mul(32 << 10));
-    RegexSetBuilder::new(patterns)
-        .size_limit(REGEX_SIZE_LIMIT.saturating_mul(patterns.len().max(1)))
-        .dfa_size_limit(dfa_cache)
-        .build()
+    let size_limit = REGEX_SIZE_LIMIT.saturating_mul(patterns.len().max(1));
+    FirstPass::new(patterns, size_limit, dfa_cache)
 }
 
 /// Compiled size limit of one rule's regex: rule files are input, not code, and a pathological
@@ -226,7 +227,7 @@ pub struct RuleSet {
     /// failure, not at load: it is most of the table's memory (megabytes for the embedded rules)
     /// and of its load time, and a proxy that never sees a failure never needs it. `None` when
     /// it would not compile; every rule's own regex then decides alone (same verdicts, slower).
-    first_pass: OnceLock<Option<RegexSet>>,
+    first_pass: OnceLock<Option<FirstPass>>,
 }
 
 impl RuleSet {
@@ -273,7 +274,7 @@ impl RuleSet {
     }
 
     /// The first pass, built on first use.
-    fn first_pass(&self) -> Option<&RegexSet> {
+    fn first_pass(&self) -> Option<&FirstPass> {
         self.first_pass
             .get_or_init(|| {
                 let patterns: Vec<&str> = self.rules.iter().filter_map(Rule::pattern).collect();
@@ -325,7 +326,7 @@ impl RuleSet {
         // decide, and successes never build the first pass.
         let hits = match failure.source {
             Source::Success => None,
-            _ => self.first_pass().map(|set| set.matches(failure.text)),
+            _ => self.first_pass().map(|pass| pass.matches(failure.text)),
         };
         self.rules.iter().filter_map(move |rule| {
             let missed = match (&hits, rule.set_index) {
