@@ -61,9 +61,9 @@ fn build(pattern: &str) -> Result<Regex, regex::Error> {
 }
 
 /// The first pass over all `patterns` at once. Each pattern compiles alone within
-/// [`REGEX_SIZE_LIMIT`] (checked at load), and the set, which has no capture groups, is no larger
+/// [`REGEX_SIZE_LIMIT`] (checked at load), and their union, without capture groups, is no larger
 /// than the sum of them, so its limit is not reached in practice.
-fn build_set(patterns: &[&str]) -> Result<FirstPass, String> {
+fn build_first_pass(patterns: &[&str]) -> Result<FirstPass, String> {
     // The search runs all patterns at once with a lazy DFA; its cache must grow with the number
     // of patterns, or the search falls back to a far slower engine (milliseconds per failure at
     // a hundred rules). The cache grows only as it is used.
@@ -224,8 +224,8 @@ impl<'t> RuleMatch<'_, 't> {
 pub struct RuleSet {
     rules: Vec<Rule>,
     /// First pass: which rule regexes match at all, in one scan of the text. Built by the first
-    /// failure, not at load: it is most of the table's memory (megabytes for the embedded rules)
-    /// and of its load time, and a proxy that never sees a failure never needs it. `None` when
+    /// failure, not at load: it is most of the table's memory (1.5 MB for the embedded rules, and
+    /// the lazy DFA's cache) and of its load time, and a proxy that never sees a failure never needs it. `None` when
     /// it would not compile; every rule's own regex then decides alone (same verdicts, slower).
     first_pass: OnceLock<Option<FirstPass>>,
 }
@@ -278,7 +278,7 @@ impl RuleSet {
         self.first_pass
             .get_or_init(|| {
                 let patterns: Vec<&str> = self.rules.iter().filter_map(Rule::pattern).collect();
-                let set = build_set(&patterns)
+                let pass = build_first_pass(&patterns)
                     .map_err(|e| {
                         tracing::warn!(
                             "the rules' first pass does not compile ({e}); \
@@ -286,9 +286,9 @@ impl RuleSet {
                         );
                     })
                     .ok();
-                // Compiling takes several times the memory the set keeps.
+                // Compiling takes several times the memory the first pass keeps.
                 crate::config::release_load_memory();
-                set
+                pass
             })
             .as_ref()
     }
