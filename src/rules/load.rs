@@ -9,7 +9,7 @@ use regex::Regex;
 use serde::Deserialize;
 use toml::Spanned;
 
-use super::{Example, LazyRegex, Rule};
+use super::{Example, LazyRegex, Rule, EMBEDDED_DEFAULTS};
 use crate::diagnostic::{line_col, Diagnostic, SourceFile};
 use crate::taxonomy::{self, Category, Source};
 use crate::template::{Template, BUILTINS};
@@ -73,8 +73,6 @@ fn yes() -> bool {
 pub(super) struct Loaded {
     pub rule: Rule,
     pub enabled: bool,
-    file: SourceFile,
-    id_span: Range<usize>,
 }
 
 pub(super) fn compile_file(
@@ -82,6 +80,10 @@ pub(super) fn compile_file(
     user: bool,
     problems: &mut Vec<Diagnostic>,
 ) -> Vec<Loaded> {
+    // The embedded files are valid by construction (a test loads them with every check), so
+    // their regexes are not compiled here: that was most of the start-up time.
+    let trusted = !user && EMBEDDED_DEFAULTS.iter().any(|(_, text)| *text == file.text);
+    let lines = Lines::new(&file.text);
     let doc: RuleFileDoc = match toml::from_str(&file.text) {
         Ok(doc) => doc,
         Err(e) => {
@@ -92,13 +94,15 @@ pub(super) fn compile_file(
     };
     doc.rule
         .into_iter()
-        .filter_map(|raw| compile_rule(file, user, raw, problems))
+        .filter_map(|raw| compile_rule(file, &lines, user, trusted, raw, problems))
         .collect()
 }
 
 fn compile_rule(
     file: &SourceFile,
+    lines: &Lines,
     user: bool,
+    trusted: bool,
     raw: RawRule,
     problems: &mut Vec<Diagnostic>,
 ) -> Option<Loaded> {
@@ -111,17 +115,16 @@ fn compile_rule(
     if id.trim().is_empty() {
         problem(raw.id.span(), "'id' must not be empty".into());
     }
-    let (regex, capture_names) = match raw
-        .pattern
-        .as_ref()
-        .map(|p| (p, LazyRegex::new(p.get_ref())))
-    {
-        Some((_, Ok((regex, captures)))) => (Some(regex), captures),
-        Some((p, Err(e))) => {
-            problem(p.span(), format!("invalid regex in 'match': {e}"));
-            (None, Vec::new())
-        }
-        None => (None, Vec::new()),
+    let (regex, capture_names) = match raw.pattern.as_ref() {
+        Some(p) if trusted => (Some(LazyRegex::unchecked(p.get_ref())), None),
+        Some(p) => match LazyRegex::new(p.get_ref()) {
+            Ok((regex, captures)) => (Some(regex), Some(captures)),
+            Err(e) => {
+                problem(p.span(), format!("invalid regex in 'match': {e}"));
+                (None, Some(Vec::new()))
+            }
+        },
+        None => (None, Some(Vec::new())),
     };
     let tools = if raw.tools.is_empty() {
         None
@@ -203,7 +206,13 @@ fn compile_rule(
         |c| c.get_ref().clone(),
     );
 
-    let known = |name: &str| BUILTINS.contains(&name) || capture_names.iter().any(|c| c == name);
+    // Unchecked patterns (`None`) are those of trusted files, whose placeholders are checked too.
+    let known = |name: &str| {
+        BUILTINS.contains(&name)
+            || capture_names
+                .as_ref()
+                .is_none_or(|names| names.iter().any(|c| c == name))
+    };
     let mut template = |t: &Spanned<String>| {
         Template::parse(t.get_ref(), known)
             .map_err(|e| problem(t.span(), e))
@@ -218,7 +227,7 @@ fn compile_rule(
         .into_iter()
         .map(|spanned| {
             let span = spanned.span();
-            let (line, col) = line_col(&file.text, span.start);
+            let (line, col) = lines.line_col(span.start);
             let e = spanned.into_inner();
             if !raw.tools.is_empty() && e.tool.is_none() {
                 problem(
@@ -251,11 +260,9 @@ fn compile_rule(
     if problems.len() > before {
         return None;
     }
-    let (line, col) = line_col(&file.text, raw.id.span().start);
+    let (line, col) = lines.line_col(raw.id.span().start);
     Some(Loaded {
         enabled: raw.enabled,
-        file: file.clone(),
-        id_span: raw.id.span(),
         rule: Rule {
             file: file.name.clone(),
             line,
@@ -285,19 +292,49 @@ fn compile_rule(
 }
 
 pub(super) fn check_unique_ids(rules: &[Loaded], problems: &mut Vec<Diagnostic>) {
-    let mut seen: HashMap<&str, &Loaded> = HashMap::new();
-    for loaded in rules {
-        if let Some(first) = seen.insert(&loaded.rule.id, loaded) {
-            let (line, col) = line_col(&first.file.text, first.id_span.start);
-            problems.push(loaded.file.diagnostic(
-                Some(loaded.id_span.clone()),
-                Some(&loaded.rule.id),
-                format!(
-                    "duplicate rule id (first defined at {}:{line}:{col})",
-                    first.file.name
+    let mut seen: HashMap<&str, &Rule> = HashMap::new();
+    for Loaded { rule, .. } in rules {
+        if let Some(first) = seen.insert(&rule.id, rule) {
+            problems.push(Diagnostic {
+                file: rule.file.clone(),
+                line: rule.line,
+                col: rule.col,
+                rule: Some(rule.id.clone()),
+                message: format!(
+                    "duplicate rule id (first defined at {}:{}:{})",
+                    first.file, first.line, first.col
                 ),
-            ));
+            });
         }
+    }
+}
+
+/// [`line_col`] for the many offsets of one file (every rule and example): the line starts are
+/// found once instead of counting from the top each time.
+struct Lines<'t> {
+    text: &'t str,
+    /// Byte offset of each line's start.
+    starts: Vec<usize>,
+}
+
+impl<'t> Lines<'t> {
+    fn new(text: &'t str) -> Self {
+        let newlines = memchr::memchr_iter(b'\n', text.as_bytes()).map(|i| i + 1);
+        Lines {
+            text,
+            starts: std::iter::once(0).chain(newlines).collect(),
+        }
+    }
+
+    /// 1-based line and column (in characters) of a byte offset, as [`line_col`] gives them.
+    fn line_col(&self, offset: usize) -> (usize, usize) {
+        if !self.text.is_char_boundary(offset.min(self.text.len())) {
+            return line_col(self.text, offset);
+        }
+        let offset = offset.min(self.text.len());
+        let line = self.starts.partition_point(|&start| start <= offset);
+        let col = self.text[self.starts[line - 1]..offset].chars().count() + 1;
+        (line, col)
     }
 }
 
@@ -384,6 +421,19 @@ mod tests {
             e,
             ["r.toml:5:6: rule 'd': duplicate rule id (first defined at r.toml:2:6)"]
         );
+    }
+
+    #[test]
+    fn lines_agree_with_line_col() {
+        let text = "a\nbé\n\nxyz\n";
+        let lines = super::Lines::new(text);
+        for offset in 0..=text.len() + 2 {
+            assert_eq!(
+                lines.line_col(offset),
+                crate::diagnostic::line_col(text, offset),
+                "{offset}"
+            );
+        }
     }
 
     #[test]

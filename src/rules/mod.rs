@@ -1,19 +1,26 @@
 //! The rule table: TOML rule files in, one compiled, immutable [`RuleSet`] out.
 //!
-//! Loading is all or nothing: every problem in every file is collected as a [`Diagnostic`]
-//! naming `file:line:col` and the rule id, and a table with any problem is never used. All
-//! regexes and globs are compiled here, once; matching then only runs them.
+//! Loading is all or nothing: every problem in every file is collected as a
+//! [`Diagnostic`](crate::diagnostic::Diagnostic) naming `file:line:col` and the rule id, and a
+//! table with any problem is never used. Every regex of a user file is compiled here to check
+//! it (syntax, size limit), and then dropped: the matching machinery is built by the first
+//! failure (see [`RuleSet`]), so an idle proxy holds only the rules' text.
 //!
 //! Order: higher `priority` first, then load order (user files in the order given, then the
 //! embedded defaults), then order within the file. The first rule that matches wins. A user rule
 //! with the id of a default rule replaces it.
 
+mod first_pass;
 mod load;
 
-use globset::GlobSet;
-use regex::{Captures, Regex, RegexSet, RegexSetBuilder};
+use std::sync::OnceLock;
 
-use crate::diagnostic::{Diagnostic, Diagnostics, SourceFile};
+use globset::GlobSet;
+use regex::{Captures, Regex};
+
+use first_pass::FirstPass;
+
+use crate::diagnostic::{Diagnostics, SourceFile};
 use crate::taxonomy::{Category, Source};
 use crate::template::Template;
 
@@ -21,7 +28,7 @@ use crate::template::Template;
 #[derive(Debug)]
 pub(crate) struct LazyRegex {
     pub(crate) pattern: String,
-    compiled: std::sync::OnceLock<Regex>,
+    compiled: OnceLock<Regex>,
 }
 
 impl LazyRegex {
@@ -29,11 +36,16 @@ impl LazyRegex {
     pub(crate) fn new(pattern: &str) -> Result<(LazyRegex, Vec<String>), regex::Error> {
         let regex = build(pattern)?;
         let captures = regex.capture_names().flatten().map(str::to_owned).collect();
-        let lazy = LazyRegex {
+        Ok((LazyRegex::unchecked(pattern), captures))
+    }
+
+    /// A pattern known to compile: one of the embedded rules, which the test suite loads with
+    /// every check (`embedded_defaults_pass_every_check`).
+    pub(crate) fn unchecked(pattern: &str) -> LazyRegex {
+        LazyRegex {
             pattern: pattern.to_owned(),
-            compiled: std::sync::OnceLock::new(),
-        };
-        Ok((lazy, captures))
+            compiled: OnceLock::new(),
+        }
     }
 
     fn get(&self) -> &Regex {
@@ -46,6 +58,18 @@ fn build(pattern: &str) -> Result<Regex, regex::Error> {
     regex::RegexBuilder::new(pattern)
         .size_limit(REGEX_SIZE_LIMIT)
         .build()
+}
+
+/// The first pass over all `patterns` at once. Each pattern compiles alone within
+/// [`REGEX_SIZE_LIMIT`] (checked at load), and their union, without capture groups, is no larger
+/// than the sum of them, so its limit is not reached in practice.
+fn build_first_pass(patterns: &[&str]) -> Result<FirstPass, String> {
+    // The search runs all patterns at once with a lazy DFA; its cache must grow with the number
+    // of patterns, or the search falls back to a far slower engine (milliseconds per failure at
+    // a hundred rules). The cache grows only as it is used.
+    let dfa_cache = (8usize << 20).max(patterns.len().saturating_mul(32 << 10));
+    let size_limit = REGEX_SIZE_LIMIT.saturating_mul(patterns.len().max(1));
+    FirstPass::new(patterns, size_limit, dfa_cache)
 }
 
 /// Compiled size limit of one rule's regex: rule files are input, not code, and a pathological
@@ -199,8 +223,11 @@ impl<'t> RuleMatch<'_, 't> {
 #[derive(Debug)]
 pub struct RuleSet {
     rules: Vec<Rule>,
-    /// First pass: which rule regexes match at all, in one scan of the text.
-    set: RegexSet,
+    /// First pass: which rule regexes match at all, in one scan of the text. Built by the first
+    /// failure, not at load: it is most of the table's memory (1.5 MB for the embedded rules, and
+    /// the lazy DFA's cache) and of its load time, and a proxy that never sees a failure never needs it. `None` when
+    /// it would not compile; every rule's own regex then decides alone (same verdicts, slower).
+    first_pass: OnceLock<Option<FirstPass>>,
 }
 
 impl RuleSet {
@@ -233,31 +260,37 @@ impl RuleSet {
         // A stable sort keeps load order among equal priorities.
         rules.sort_by_key(|r| std::cmp::Reverse(r.priority));
 
-        let mut patterns = Vec::new();
+        let mut patterns = 0;
         for rule in &mut rules {
-            if let Some(regex) = &rule.regex {
-                rule.set_index = Some(patterns.len());
-                patterns.push(regex.pattern.clone());
+            if rule.regex.is_some() {
+                rule.set_index = Some(patterns);
+                patterns += 1;
             }
         }
-        // The first pass searches all patterns at once with a lazy DFA; its cache must grow
-        // with the number of patterns, or the search falls back to a far slower engine
-        // (milliseconds per failure at a hundred rules). The cache grows only as it is used.
-        let dfa_cache = (8usize << 20).max(patterns.len().saturating_mul(32 << 10));
-        let set = RegexSetBuilder::new(&patterns)
-            .size_limit(REGEX_SIZE_LIMIT.saturating_mul(patterns.len().max(1)))
-            .dfa_size_limit(dfa_cache)
-            .build()
-            .map_err(|e| {
-                Diagnostics(vec![Diagnostic {
-                    file: "(all rules)".into(),
-                    line: 0,
-                    col: 0,
-                    rule: None,
-                    message: format!("the rule table is too large to compile: {e}"),
-                }])
-            })?;
-        Ok(RuleSet { rules, set })
+        Ok(RuleSet {
+            rules,
+            first_pass: OnceLock::new(),
+        })
+    }
+
+    /// The first pass, built on first use.
+    fn first_pass(&self) -> Option<&FirstPass> {
+        self.first_pass
+            .get_or_init(|| {
+                let patterns: Vec<&str> = self.rules.iter().filter_map(Rule::pattern).collect();
+                let pass = build_first_pass(&patterns)
+                    .map_err(|e| {
+                        tracing::warn!(
+                            "the rules' first pass does not compile ({e}); \
+                             each rule's regex is tried on its own"
+                        );
+                    })
+                    .ok();
+                // Compiling takes several times the memory the first pass keeps.
+                crate::config::release_load_memory();
+                pass
+            })
+            .as_ref()
     }
 
     /// Whether any rule looks at successful results of this tool; only then is a success parsed.
@@ -289,9 +322,18 @@ impl RuleSet {
     where
         't: 's,
     {
-        let hits = self.set.matches(failure.text);
+        // A success is looked at only by the few rules written for successes: their own regexes
+        // decide, and successes never build the first pass.
+        let hits = match failure.source {
+            Source::Success => None,
+            _ => self.first_pass().map(|pass| pass.matches(failure.text)),
+        };
         self.rules.iter().filter_map(move |rule| {
-            if rule.set_index.is_some_and(|i| !hits.matched(i)) || !rule.applies_to(&failure) {
+            let missed = match (&hits, rule.set_index) {
+                (Some(hits), Some(i)) => !hits.matched(i),
+                _ => false,
+            };
+            if missed || !rule.applies_to(&failure) {
                 return None;
             }
             let captures = match &rule.regex {
@@ -482,5 +524,77 @@ mod tests {
     #[test]
     fn embedded_defaults_load() {
         assert!(!RuleSet::defaults().rules().is_empty());
+    }
+
+    /// Loading skips compiling the embedded regexes (start-up time); this is what makes that
+    /// safe. As user files they get every check: regex syntax and size, placeholders.
+    #[test]
+    fn embedded_defaults_pass_every_check() {
+        let strict = RuleSet::load(&default_sources(), &[]).unwrap_or_else(|e| panic!("{e}"));
+        for rule in strict.rules() {
+            assert!(rule.user);
+            if let Some(regex) = &rule.regex {
+                regex.get();
+            }
+        }
+        assert_eq!(strict.rules().len(), RuleSet::defaults().rules().len());
+    }
+
+    #[test]
+    fn a_trusted_file_is_only_the_embedded_text() {
+        // The same name with other text gets every check.
+        let name = format!("(embedded) {}", EMBEDDED_DEFAULTS[0].0);
+        let file = SourceFile::new(
+            name,
+            "[[rule]]\nid = \"x\"\nmatch = \"(\"\ncategory = \"business\"\n",
+        );
+        let e = RuleSet::load(&[], &[file]).unwrap_err().to_string();
+        assert!(e.contains("rule 'x': invalid regex in 'match'"), "{e}");
+    }
+
+    #[test]
+    fn the_first_pass_is_built_by_the_first_failure() {
+        let set =
+            load("[[rule]]\nid = \"a\"\nmatch = \"boom\"\ncategory = \"business\"\n").unwrap();
+        assert!(set.first_pass.get().is_none());
+        assert!(set.first_match(failure("boom")).is_some());
+        assert!(set.first_pass.get().is_some_and(Option::is_some));
+    }
+
+    #[test]
+    fn successes_do_not_build_the_first_pass() {
+        let set = load(
+            "[[rule]]\nid = \"s\"\nsource = \"success\"\nmatch = \"^Error: (?P<detail>.+)\"\n\
+             category = \"business\"\n\
+             [[rule]]\nid = \"r\"\nmatch = \"Error\"\ncategory = \"transient\"\n",
+        )
+        .unwrap();
+        let mut success = failure("Error: no such table");
+        success.source = Source::Success;
+        let m = set.first_match(success).unwrap();
+        assert_eq!(
+            (m.rule.id.as_str(), m.value("detail")),
+            ("s", Some("no such table"))
+        );
+        success.text = "3 rows";
+        assert!(set.first_match(success).is_none());
+        assert!(set.first_pass.get().is_none());
+    }
+
+    #[test]
+    fn without_a_first_pass_every_rule_decides_alone() {
+        let set = load(
+            "[[rule]]\nid = \"a\"\nmatch = \"boom\"\ncategory = \"business\"\n\
+             [[rule]]\nid = \"b\"\ncategory = \"transient\"\n",
+        )
+        .unwrap();
+        set.first_pass.set(None).unwrap();
+        let ids = |t| {
+            set.matches(failure(t))
+                .map(|m| m.rule.id.clone())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(ids("a boom"), ["a", "b"]);
+        assert_eq!(ids("calm"), ["b"]);
     }
 }
