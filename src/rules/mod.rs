@@ -224,9 +224,10 @@ impl<'t> RuleMatch<'_, 't> {
 pub struct RuleSet {
     rules: Vec<Rule>,
     /// First pass: which rule regexes match at all, in one scan of the text. Built by the first
-    /// failure, not at load: it is most of the table's memory (1.5 MB for the embedded rules, and
-    /// the lazy DFA's cache) and of its load time, and a proxy that never sees a failure never needs it. `None` when
-    /// it would not compile; every rule's own regex then decides alone (same verdicts, slower).
+    /// failure, not at load: it is most of the table's memory (1.5 MB for the embedded rules,
+    /// and the lazy DFA's cache) and of its load time, and a proxy that never sees a failure
+    /// never needs it. `None` when it would not compile; every rule's own regex then decides
+    /// alone (same verdicts, slower).
     first_pass: OnceLock<Option<FirstPass>>,
 }
 
