@@ -34,8 +34,8 @@ fn upstream_step(session: &mut Session, rewriter: &Rewriter, line: &[u8]) -> Opt
     match session.upstream_answer(id, result) {
         Answered::Pass => Some(line.to_vec()),
         Answered::Drop => None,
-        Answered::Call(call) => Some(match rewriter.rewrite(&call, answer) {
-            Some(rewritten) => wire::response_line(&call.id, &rewritten.result),
+        Answered::Call(call) => Some(match rewriter.rewrite_json(&call, answer) {
+            Some(rewritten) => wire::response_line_json(&call.id, &rewritten.result),
             None => line.to_vec(),
         }),
     }
@@ -85,7 +85,7 @@ fuzz_target!(|data: &[u8]| {
     for unanswered in session.drain_pending() {
         if let mcp_errnorm::session::Unanswered::Call(call) = unanswered {
             let gone = rewriter.upstream_gone(&call, "exited");
-            let line = wire::response_line(&call.id, &gone.result);
+            let line = wire::response_line_json(&call.id, &gone.result);
             serde_json::from_slice::<Value>(&line).expect("an upstream-gone answer is JSON");
         }
     }
