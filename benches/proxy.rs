@@ -964,13 +964,17 @@ fn main() {
         }
     };
 
-    let rounds = if want("inflight") { s.rounds } else { 0 };
-    let r32: Vec<R<(f64, Option<f64>)>> = interleaved(vias.len(), rounds, |i| {
-        inflight(&paths, vias[i], "echo", "{}", s.inflight_calls / s.rounds)
-    })
-    .into_iter()
-    .map(median_round)
-    .collect();
+    // Throughput: `calls` split over the rounds, which alternate between the ways.
+    let throughput = |name: &str, calls: usize, measure: &dyn Fn(Via, usize) -> R<(f64, f64)>| {
+        let rounds = if want(name) { s.rounds } else { 0 };
+        interleaved(vias.len(), rounds, |i| measure(vias[i], calls / s.rounds))
+            .into_iter()
+            .map(median_round)
+            .collect::<Vec<_>>()
+    };
+    let r32 = throughput("inflight", s.inflight_calls, &|via, n| {
+        inflight(&paths, via, "echo", "{}", n)
+    });
     let ratio32 = ratio_line(
         &format!(
             "throughput, 32 small calls in flight ({} calls in {} rounds, median round)",
@@ -982,13 +986,9 @@ fn main() {
 
     let mut hwm_50 = None;
     let mut answer_50 = 0;
-    let rounds = if want("mb1") { s.rounds } else { 0 };
-    let mb1: Vec<R<(f64, Option<f64>)>> = interleaved(vias.len(), rounds, |i| {
-        big(&paths, vias[i], 1 << 20, s.mb1_calls / s.rounds).map(|x| (x.0, x.3))
-    })
-    .into_iter()
-    .map(median_round)
-    .collect();
+    let mb1 = throughput("mb1", s.mb1_calls, &|via, n| {
+        big(&paths, via, 1 << 20, n).map(|x| (x.0, x.3))
+    });
     let ratio_mb1 = ratio_line(
         &format!(
             "throughput, 1 MB results, one at a time ({} calls in {} rounds, median round)",
@@ -1021,13 +1021,9 @@ fn main() {
         &mb50,
     );
 
-    let rounds = if want("fail") { s.rounds } else { 0 };
-    let fails: Vec<R<(f64, Option<f64>)>> = interleaved(vias.len(), rounds, |i| {
-        inflight(&paths, vias[i], "fail", "{}", s.fail_calls / s.rounds)
-    })
-    .into_iter()
-    .map(median_round)
-    .collect();
+    let fails = throughput("fail", s.fail_calls, &|via, n| {
+        inflight(&paths, via, "fail", "{}", n)
+    });
     let ratio_fail = ratio_line(
         &format!(
             "throughput, every result a failure that gets rewritten, 32 in flight ({} calls in {} rounds, median round)",
