@@ -20,9 +20,10 @@ use std::process::{Command, Stdio};
 use std::sync::LazyLock;
 
 use mcp_errnorm::config::{Flags, Settings};
-use mcp_errnorm::rewrite::{Answer, Rewriter};
-use mcp_errnorm::session::{Answered, Session};
-use mcp_errnorm::wire::{self, IdKey, Line, Message};
+use mcp_errnorm::recovery::{BreakerConfig, Policy, RetryConfig, TimeoutConfig};
+use mcp_errnorm::relay::Inspector;
+use mcp_errnorm::rewrite::Rewriter;
+use mcp_errnorm::wire::IdKey;
 use proptest::prelude::*;
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
@@ -310,40 +311,35 @@ fn rewriter() -> Rewriter {
     REWRITER.clone()
 }
 
-/// The relay's per-line steps for the client, from the public core.
-fn client_step(session: &mut Session, line: &[u8]) -> Vec<u8> {
-    match wire::parse(line) {
-        Line::Message(Message::Request { id, method, params }) => {
-            session.client_request(id, &method, params);
-        }
-        Line::Message(Message::Notification { method, params }) => {
-            session.client_notification(&method, params);
-        }
-        _ => {}
-    }
-    line.to_vec()
+/// The relay's per-line logic, as the pumps drive it, without local retries: this is about what
+/// passes and what is rewritten, not about recovery (`tests/recovery.rs`).
+fn inspector() -> Inspector {
+    let retry = RetryConfig {
+        attempts: 0,
+        ..RetryConfig::default()
+    };
+    let policy = Policy::new(retry, TimeoutConfig::default(), BreakerConfig::default())
+        .expect("a valid policy");
+    Inspector::new(rewriter(), policy)
 }
 
-/// The relay's per-line steps for the upstream (default policy: non-JSON lines kept off).
-fn upstream_step(session: &mut Session, rewriter: &Rewriter, line: &[u8]) -> Option<Vec<u8>> {
-    let (id, answer) = match wire::parse(line) {
-        Line::Message(Message::Response { id, result }) => (id, Answer::Result(result)),
-        Line::Message(Message::ErrorResponse { id, error }) => (id, Answer::Error(error)),
-        Line::Message(_) | Line::OtherJson => return Some(line.to_vec()),
-        Line::NotJson => return None,
-    };
-    let result = match answer {
-        Answer::Result(r) => Some(r),
-        Answer::Error(_) => None,
-    };
-    match session.upstream_answer(id, result) {
-        Answered::Pass => Some(line.to_vec()),
-        Answered::Drop => None,
-        Answered::Call(call) => Some(match rewriter.rewrite(&call, answer) {
-            Some(rewritten) => wire::response_line(&call.id, &rewritten.result),
-            None => line.to_vec(),
-        }),
-    }
+/// What the upstream receives for a client line (the client, nothing).
+fn client_step(inspector: &Inspector, line: &[u8]) -> Vec<u8> {
+    let effects = inspector.client_line(line.to_vec());
+    assert!(effects.to_client.is_empty() && effects.timers.is_empty());
+    effects.to_upstream.concat()
+}
+
+/// What the client receives for an upstream line (the upstream, nothing).
+fn upstream_step(inspector: &Inspector, line: &[u8]) -> Option<Vec<u8>> {
+    let mut effects = inspector.upstream_line(line.to_vec());
+    assert!(effects.to_upstream.is_empty() && effects.timers.is_empty());
+    assert!(effects.to_client.len() <= 1, "one line in, one out at most");
+    effects.to_client.pop()
+}
+
+fn pending(inspector: &Inspector) -> usize {
+    inspector.session.lock().unwrap().pending_len()
 }
 
 proptest! {
@@ -351,20 +347,19 @@ proptest! {
 
     #[test]
     fn library_output_equals_input_except_rewritten_failures(steps in steps(40)) {
-        let rewriter = rewriter();
-        let mut session = Session::default();
+        let inspector = inspector();
         let mut oracle = Oracle { pending: HashMap::new() };
         for step in &steps {
             match step {
                 Step::Client(line) => {
                     let bytes = format!("{line}\n").into_bytes();
                     oracle.client(line);
-                    prop_assert_eq!(client_step(&mut session, &bytes), bytes);
+                    prop_assert_eq!(client_step(&inspector, &bytes), bytes);
                 }
                 Step::Upstream(line) => {
                     let bytes = format!("{line}\n").into_bytes();
                     let expect = oracle.upstream(line);
-                    let out = upstream_step(&mut session, &rewriter, &bytes);
+                    let out = upstream_step(&inspector, &bytes);
                     match expect {
                         Expect::Same => prop_assert_eq!(
                             out.as_deref().map(String::from_utf8_lossy),
@@ -382,7 +377,7 @@ proptest! {
             }
         }
         // The table drains: what the oracle thinks is pending, the session has too.
-        prop_assert_eq!(session.pending_len(), oracle.pending.len());
+        prop_assert_eq!(pending(&inspector), oracle.pending.len());
     }
 }
 
@@ -495,18 +490,15 @@ proptest! {
 /// second answer when the upstream exited.
 #[test]
 fn an_answer_with_a_null_result_settles_its_request() {
-    let mut session = Session::default();
+    let inspector = inspector();
     client_step(
-        &mut session,
+        &inspector,
         br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t"}}"#,
     );
     let line = br#"{"jsonrpc":"2.0","id":1,"result":null}"#;
+    assert_eq!(upstream_step(&inspector, line).as_deref(), Some(&line[..]));
     assert_eq!(
-        upstream_step(&mut session, &rewriter(), line).as_deref(),
-        Some(&line[..])
-    );
-    assert_eq!(
-        session.pending_len(),
+        pending(&inspector),
         0,
         "the answered request is still pending"
     );

@@ -1,6 +1,6 @@
-//! The envelope parser and the rewriter, as the relay drives them: the input is a session, one
-//! line per `\n`; a line whose first byte is odd comes from the client, else from the upstream
-//! (that byte is dropped). Checks: nothing panics, client lines pass unchanged, an upstream
+//! The relay's per-line logic (`relay::Inspector`: envelope parser, session, rewriter). The
+//! input is a session, one line per `\n`; a line whose first byte is odd comes from the client,
+//! else from the upstream (that byte is dropped). Checks: nothing panics, client lines pass unchanged, an upstream
 //! line is dropped only when it is not JSON, and a changed line is a failed `CallToolResult`
 //! answering the same id.
 #![no_main]
@@ -9,9 +9,10 @@ use std::sync::LazyLock;
 
 use libfuzzer_sys::fuzz_target;
 use mcp_errnorm::config::{Flags, Settings};
-use mcp_errnorm::rewrite::{Answer, Rewriter};
-use mcp_errnorm::session::{Answered, Session};
-use mcp_errnorm::wire::{self, IdKey, Line, Message};
+use mcp_errnorm::recovery::{BreakerConfig, Policy, RetryConfig, TimeoutConfig};
+use mcp_errnorm::relay::Inspector;
+use mcp_errnorm::rewrite::Rewriter;
+use mcp_errnorm::wire::IdKey;
 use serde_json::Value;
 
 static REWRITER: LazyLock<Rewriter> = LazyLock::new(|| {
@@ -20,47 +21,31 @@ static REWRITER: LazyLock<Rewriter> = LazyLock::new(|| {
         .rewriter()
 });
 
-fn upstream_step(session: &mut Session, rewriter: &Rewriter, line: &[u8]) -> Option<Vec<u8>> {
-    let (id, answer) = match wire::parse(line) {
-        Line::Message(Message::Response { id, result }) => (id, Answer::Result(result)),
-        Line::Message(Message::ErrorResponse { id, error }) => (id, Answer::Error(error)),
-        Line::Message(_) | Line::OtherJson => return Some(line.to_vec()),
-        Line::NotJson => return None,
+/// The relay's per-line logic, without local retries (a retried failure answers nothing yet).
+fn inspector() -> Inspector {
+    let retry = RetryConfig {
+        attempts: 0,
+        ..RetryConfig::default()
     };
-    let result = match answer {
-        Answer::Result(r) => Some(r),
-        Answer::Error(_) => None,
-    };
-    match session.upstream_answer(id, result) {
-        Answered::Pass => Some(line.to_vec()),
-        Answered::Drop => None,
-        Answered::Call(call) => Some(match rewriter.rewrite_json(&call, answer) {
-            Some(rewritten) => wire::response_line_json(&call.id, &rewritten.result),
-            None => line.to_vec(),
-        }),
-    }
+    let policy = Policy::new(retry, TimeoutConfig::default(), BreakerConfig::default())
+        .expect("a valid policy");
+    Inspector::new(REWRITER.clone(), policy)
 }
 
 fuzz_target!(|data: &[u8]| {
-    let rewriter = &*REWRITER;
-    let mut session = Session::default();
+    let inspector = inspector();
     for chunk in data.split(|b| *b == b'\n') {
         let Some((&selector, line)) = chunk.split_first() else {
             continue;
         };
         if selector & 1 == 1 {
-            match wire::parse(line) {
-                Line::Message(Message::Request { id, method, params }) => {
-                    session.client_request(id, &method, params);
-                }
-                Line::Message(Message::Notification { method, params }) => {
-                    session.client_notification(&method, params);
-                }
-                _ => {}
-            }
+            let effects = inspector.client_line(line.to_vec());
+            assert_eq!(effects.to_upstream[0], line, "a client line changed");
             continue;
         }
-        match upstream_step(&mut session, rewriter, line) {
+        let mut effects = inspector.upstream_line(line.to_vec());
+        assert!(effects.to_client.len() <= 1, "one line in, one out at most");
+        match effects.to_client.pop() {
             None => assert!(
                 serde_json::from_slice::<Value>(line).is_err(),
                 "a JSON line was dropped"
@@ -81,12 +66,8 @@ fuzz_target!(|data: &[u8]| {
             }
         }
     }
-    // Whatever is left pending can be answered by the proxy itself.
-    for unanswered in session.drain_pending() {
-        if let mcp_errnorm::session::Unanswered::Call(call) = unanswered {
-            let gone = rewriter.upstream_gone(&call, "exited");
-            let line = wire::response_line_json(&call.id, &gone.result);
-            serde_json::from_slice::<Value>(&line).expect("an upstream-gone answer is JSON");
-        }
+    // Whatever is left pending is answered by the proxy itself.
+    for line in inspector.upstream_gone("exited").to_client {
+        serde_json::from_slice::<Value>(&line).expect("an upstream-gone answer is JSON");
     }
 });
