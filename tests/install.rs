@@ -88,6 +88,13 @@ impl Sandbox {
         fs::write(path, text).unwrap();
     }
 
+    /// Runs the binary and asserts it succeeded.
+    fn ok(&self, args: &[&str]) -> Run {
+        let run = self.run(args);
+        assert_eq!(run.code, Some(0), "{args:?}: {}", run.stderr);
+        run
+    }
+
     fn run(&self, args: &[&str]) -> Run {
         let out = Command::new(BIN)
             .args(args)
@@ -109,6 +116,10 @@ impl Sandbox {
 
 fn backup(path: &Path) -> PathBuf {
     PathBuf::from(format!("{}.mcp-errnorm.bak", path.display()))
+}
+
+fn read(path: &Path) -> String {
+    fs::read_to_string(path).unwrap()
 }
 
 fn value(text: &str) -> Value {
@@ -169,7 +180,7 @@ fn wraps_every_stdio_server_of_every_format_and_keeps_the_rest() {
         assert_eq!(run.code, Some(0), "{file}: {}", run.stderr);
         assert!(run.stdout.is_empty(), "{}", run.stdout);
         let before = value(&original);
-        let after_text = fs::read_to_string(&path).unwrap();
+        let after_text = read(&path);
         let after = value(&after_text);
         let mut wrapped = 0;
         for ((name, old), (_, new)) in tables(&before).iter().zip(tables(&after)) {
@@ -238,23 +249,21 @@ fn install_then_uninstall_gives_back_the_original_bytes() {
             sb.put(&path, &original);
             let config = sb.dir.path().join("errnorm.toml");
             fs::write(&config, "profile = \"enterprise\"\n").unwrap();
-            let run = sb.run(&[
+            sb.ok(&[
                 "install",
                 "--client",
                 client,
                 "--config",
                 config.to_str().unwrap(),
             ]);
-            assert_eq!(run.code, Some(0), "{}", run.stderr);
-            let installed = fs::read_to_string(&path).unwrap();
+            let installed = read(&path);
             assert_ne!(installed, original);
             assert!(installed.contains(&serde_json::to_string(config.to_str().unwrap()).unwrap()));
             if !keep_backup {
                 fs::remove_file(backup(&path)).unwrap();
             }
-            let run = sb.run(&["uninstall", "--client", client]);
-            assert_eq!(run.code, Some(0), "{}", run.stderr);
-            let restored = fs::read_to_string(&path).unwrap();
+            sb.ok(&["uninstall", "--client", client]);
+            let restored = read(&path);
             if keep_backup || !original.contains("\"notes\"") {
                 assert_eq!(restored, original, "{file} (backup kept: {keep_backup})");
             } else {
@@ -278,8 +287,8 @@ fn a_second_install_changes_nothing() {
     let path = sb.client_path("cursor");
     let original = fixture("cursor_mcp.json");
     sb.put(&path, &original);
-    assert_eq!(sb.run(&["install", "--client", "cursor"]).code, Some(0));
-    let once = fs::read_to_string(&path).unwrap();
+    sb.ok(&["install", "--client", "cursor"]);
+    let once = read(&path);
     let run = sb.run(&["install", "--client", "cursor"]);
     assert_eq!(run.code, Some(0));
     assert!(
@@ -289,22 +298,21 @@ fn a_second_install_changes_nothing() {
         run.stderr
     );
     assert!(run.stderr.contains("nothing to change"), "{}", run.stderr);
-    assert_eq!(fs::read_to_string(&path).unwrap(), once);
+    assert_eq!(read(&path), once);
     // The backup still holds the original: a run that changes nothing writes nothing.
     assert_eq!(fs::read_to_string(backup(&path)).unwrap(), original);
     // Other options wrap again, never twice.
     let config = sb.dir.path().join("c.toml");
     fs::write(&config, "").unwrap();
-    let run = sb.run(&[
+    let run = sb.ok(&[
         "install",
         "--client",
         "cursor",
         "--config",
         config.to_str().unwrap(),
     ]);
-    assert_eq!(run.code, Some(0), "{}", run.stderr);
     assert!(run.stderr.contains("wrapped again with the new options"));
-    let v = value(&fs::read_to_string(&path).unwrap());
+    let v = value(&read(&path));
     assert_eq!(
         v["mcpServers"]["everything"]["args"],
         json!([
@@ -329,8 +337,7 @@ fn the_backup_holds_the_original_bytes_and_permissions_are_kept() {
         use std::os::unix::fs::PermissionsExt;
         fs::set_permissions(&path, fs::Permissions::from_mode(0o600)).unwrap();
     }
-    let run = sb.run(&["install", "--client", "claude-code"]);
-    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let run = sb.ok(&["install", "--client", "claude-code"]);
     assert_eq!(fs::read_to_string(backup(&path)).unwrap(), original);
     assert!(run.stderr.contains(&backup(&path).display().to_string()));
     #[cfg(unix)]
@@ -348,7 +355,7 @@ fn the_backup_holds_the_original_bytes_and_permissions_are_kept() {
         .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
     // Claude Code: user servers and per-project servers, HTTP/SSE ones left alone.
-    let v = value(&fs::read_to_string(&path).unwrap());
+    let v = value(&read(&path));
     assert_eq!(v["mcpServers"]["time"]["command"], program());
     assert_eq!(
         v["mcpServers"]["sentry"],
@@ -369,9 +376,8 @@ fn dry_run_prints_a_diff_and_writes_nothing() {
     let path = sb.client_path("claude-desktop");
     let original = fixture("claude_desktop_config.json");
     sb.put(&path, &original);
-    let run = sb.run(&["install", "--client", "claude-desktop", "--dry-run"]);
-    assert_eq!(run.code, Some(0), "{}", run.stderr);
-    assert_eq!(fs::read_to_string(&path).unwrap(), original);
+    let run = sb.ok(&["install", "--client", "claude-desktop", "--dry-run"]);
+    assert_eq!(read(&path), original);
     assert!(!backup(&path).exists());
     let label = path.display().to_string();
     assert!(
@@ -398,11 +404,8 @@ fn dry_run_prints_a_diff_and_writes_nothing() {
     assert!(run.stderr.contains("dry run: nothing written"));
 
     // The same for uninstall.
-    assert_eq!(
-        sb.run(&["install", "--client", "claude-desktop"]).code,
-        Some(0)
-    );
-    let installed = fs::read_to_string(&path).unwrap();
+    sb.ok(&["install", "--client", "claude-desktop"]);
+    let installed = read(&path);
     let run = sb.run(&["uninstall", "--client", "claude-desktop", "--dry-run"]);
     assert_eq!(run.code, Some(0));
     assert!(
@@ -410,7 +413,7 @@ fn dry_run_prints_a_diff_and_writes_nothing() {
         "{}",
         run.stdout
     );
-    assert_eq!(fs::read_to_string(&path).unwrap(), installed);
+    assert_eq!(read(&path), installed);
 }
 
 #[test]
@@ -418,19 +421,17 @@ fn only_the_servers_named_are_wrapped_or_unwrapped() {
     let sb = Sandbox::new();
     let path = sb.client_path("windsurf");
     sb.put(&path, &fixture("windsurf_mcp_config.json"));
-    let run = sb.run(&["install", "--client", "windsurf", "--server", "git"]);
-    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let run = sb.ok(&["install", "--client", "windsurf", "--server", "git"]);
     assert!(run
         .stderr
         .contains("mcpServers.puppeteer: not selected, unchanged"));
-    let v = value(&fs::read_to_string(&path).unwrap());
+    let v = value(&read(&path));
     assert_eq!(v["mcpServers"]["git"]["command"], program());
     assert_eq!(v["mcpServers"]["puppeteer"]["command"], "npx");
 
-    assert_eq!(sb.run(&["install", "--client", "windsurf"]).code, Some(0));
-    let run = sb.run(&["uninstall", "--client", "windsurf", "--server", "puppeteer"]);
-    assert_eq!(run.code, Some(0), "{}", run.stderr);
-    let v = value(&fs::read_to_string(&path).unwrap());
+    sb.ok(&["install", "--client", "windsurf"]);
+    sb.ok(&["uninstall", "--client", "windsurf", "--server", "puppeteer"]);
+    let v = value(&read(&path));
     assert_eq!(v["mcpServers"]["git"]["command"], program());
     assert_eq!(v["mcpServers"]["puppeteer"]["command"], "npx");
     assert_eq!(
@@ -439,7 +440,7 @@ fn only_the_servers_named_are_wrapped_or_unwrapped() {
     );
 
     // A name that is nowhere: an error, nothing touched.
-    let before = fs::read_to_string(&path).unwrap();
+    let before = read(&path);
     let run = sb.run(&["uninstall", "--client", "windsurf", "--server", "gti"]);
     assert_eq!(run.code, Some(64));
     assert!(
@@ -448,7 +449,7 @@ fn only_the_servers_named_are_wrapped_or_unwrapped() {
         "{}",
         run.stderr
     );
-    assert_eq!(fs::read_to_string(&path).unwrap(), before);
+    assert_eq!(read(&path), before);
 }
 
 #[test]
@@ -457,9 +458,8 @@ fn vscode_comments_and_trailing_commas_survive() {
     let path = sb.client_path("vscode");
     let original = fixture("vscode_mcp.json");
     sb.put(&path, &original);
-    let run = sb.run(&["install", "--client", "vscode"]);
-    assert_eq!(run.code, Some(0), "{}", run.stderr);
-    let text = fs::read_to_string(&path).unwrap();
+    sb.ok(&["install", "--client", "vscode"]);
+    let text = read(&path);
     for comment in [
         "// MCP servers for this workspace",
         "/* the time server from PyPI */",
@@ -504,7 +504,7 @@ fn a_broken_or_unknown_file_is_an_error_and_left_untouched() {
                 run.stderr
             );
             assert!(run.stderr.contains("nothing changed"));
-            assert_eq!(fs::read_to_string(&path).unwrap(), original);
+            assert_eq!(read(&path), original);
             assert!(!backup(&path).exists());
         }
     }
@@ -528,9 +528,8 @@ fn a_file_given_by_path_is_told_by_its_keys() {
         "{\"servers\": {\"t\": {\"command\": \"uvx\", \"args\": [\"mcp-server-time\"]}}}",
     )
     .unwrap();
-    let run = sb.run(&["install", "--client", path.to_str().unwrap()]);
-    assert_eq!(run.code, Some(0), "{}", run.stderr);
-    let v = value(&fs::read_to_string(&path).unwrap());
+    sb.ok(&["install", "--client", path.to_str().unwrap()]);
+    let v = value(&read(&path));
     assert_eq!(
         v["servers"]["t"]["args"],
         json!(["--", "uvx", "mcp-server-time"])
@@ -579,8 +578,7 @@ fn without_client_the_one_client_found_is_used_several_are_an_error() {
     let sb = Sandbox::new();
     let windsurf = sb.client_path("windsurf");
     sb.put(&windsurf, &fixture("windsurf_mcp_config.json"));
-    let run = sb.run(&["install", "--dry-run"]);
-    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let run = sb.ok(&["install", "--dry-run"]);
     assert!(run.stdout.contains(&windsurf.display().to_string()));
 
     let cursor = sb.client_path("cursor");
@@ -606,14 +604,10 @@ fn a_client_with_two_configs_gets_both() {
         &project,
         "{\"servers\": {\"x\": {\"command\": \"x-mcp\", \"args\": []}}}\n",
     );
-    let run = sb.run(&["install", "--client", "vscode", "--server", "x"]);
-    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    sb.ok(&["install", "--client", "vscode", "--server", "x"]);
+    assert_eq!(read(&user), fixture("vscode_mcp.json"));
     assert_eq!(
-        fs::read_to_string(&user).unwrap(),
-        fixture("vscode_mcp.json")
-    );
-    assert_eq!(
-        value(&fs::read_to_string(&project).unwrap())["servers"]["x"]["args"],
+        value(&read(&project))["servers"]["x"]["args"],
         json!(["--", "x-mcp"])
     );
 }
@@ -638,10 +632,7 @@ fn an_invalid_proxy_config_is_refused_before_any_change() {
         "{}",
         run.stderr
     );
-    assert_eq!(
-        fs::read_to_string(&path).unwrap(),
-        fixture("cursor_mcp.json")
-    );
+    assert_eq!(read(&path), fixture("cursor_mcp.json"));
 }
 
 #[test]
@@ -650,18 +641,14 @@ fn uninstall_keeps_later_edits_and_works_on_hand_wrapped_servers() {
     let path = sb.client_path("claude-desktop");
     let original = fixture("claude_desktop_config.json");
     sb.put(&path, &original);
-    assert_eq!(
-        sb.run(&["install", "--client", "claude-desktop"]).code,
-        Some(0)
-    );
+    sb.ok(&["install", "--client", "claude-desktop"]);
     // The user changes something after installing: uninstall unwraps in place, keeping it.
     let edited = fs::read_to_string(&path)
         .unwrap()
         .replace("\"menuBarEnabled\": false", "\"menuBarEnabled\": true");
     fs::write(&path, &edited).unwrap();
-    let run = sb.run(&["uninstall", "--client", "claude-desktop"]);
-    assert_eq!(run.code, Some(0), "{}", run.stderr);
-    let restored = fs::read_to_string(&path).unwrap();
+    sb.ok(&["uninstall", "--client", "claude-desktop"]);
+    let restored = read(&path);
     assert!(restored.contains("\"menuBarEnabled\": true"));
     assert_eq!(
         value(&restored)["mcpServers"]["filesystem"],
@@ -675,10 +662,9 @@ fn uninstall_keeps_later_edits_and_works_on_hand_wrapped_servers() {
         "{\"mcpServers\": {\"t\": {\"command\": \"mcp-errnorm\", \"args\": [\"--profile\", \"enterprise\", \"--\", \"uvx\", \"mcp-server-time\"]}}}",
     )
     .unwrap();
-    let run = sb.run(&["uninstall", "--client", hand.to_str().unwrap()]);
-    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    sb.ok(&["uninstall", "--client", hand.to_str().unwrap()]);
     assert_eq!(
-        fs::read_to_string(&hand).unwrap(),
+        read(&hand),
         "{\"mcpServers\": {\"t\": {\"command\": \"uvx\", \"args\": [\"mcp-server-time\"]}}}"
     );
 }
@@ -692,14 +678,13 @@ fn a_symlinked_config_stays_a_symlink() {
     let link = sb.client_path("cursor");
     fs::create_dir_all(link.parent().unwrap()).unwrap();
     std::os::unix::fs::symlink(&real, &link).unwrap();
-    let run = sb.run(&["install", "--client", "cursor"]);
-    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    sb.ok(&["install", "--client", "cursor"]);
     assert!(fs::symlink_metadata(&link)
         .unwrap()
         .file_type()
         .is_symlink());
     assert_eq!(
-        value(&fs::read_to_string(&real).unwrap())["mcpServers"]["everything"]["command"],
+        value(&read(&real))["mcpServers"]["everything"]["command"],
         program()
     );
     assert_eq!(
