@@ -71,6 +71,7 @@ struct ConfigFile {
     #[serde(default)]
     redact: RedactConfig,
     max_line_bytes: Option<usize>,
+    stream_answers_over: Option<usize>,
 }
 
 /// `[restart]`: bringing a dead upstream back.
@@ -139,6 +140,9 @@ pub struct Settings {
     pub redactor: Redactor,
     /// Lines longer than this are streamed through unparsed instead of being held whole.
     pub max_line_bytes: usize,
+    /// Answers longer than this stream to the client as they come, unrewritten, unless the
+    /// proxy must read them whole.
+    pub stream_answers_over: usize,
 }
 
 impl Settings {
@@ -204,8 +208,16 @@ impl Settings {
                 "max_line_bytes must be at least 1024, not {max_line_bytes}"
             )));
         }
+        // Past a pipe's worth, a held answer would make the client wait for all of it twice over.
+        let stream_answers_over = config.stream_answers_over.unwrap_or(64 << 10);
+        if stream_answers_over < 1024 {
+            return Err(config_problem(format!(
+                "stream_answers_over must be at least 1024, not {stream_answers_over}"
+            )));
+        }
         Ok(Settings {
             max_line_bytes,
+            stream_answers_over,
             redactor,
             policy,
             restart: config.restart,

@@ -352,6 +352,30 @@ impl Session {
         }
     }
 
+    /// Whether a long answer may stream to the client unread, given its id if that came before
+    /// the cut: only when nothing the proxy must read whole could be in it (a `tools/list`, an
+    /// `initialize`, a retry's answer, one to drop, a success some rule reads, by `inspects`).
+    /// A tool call's failure that streams is not rewritten: the price of not holding it.
+    pub fn may_stream(&self, id: Option<&IdKey>, inspects: impl Fn(&str) -> bool) -> bool {
+        let streamable = |p: &Pending| {
+            p.attempt == 1
+                && match &p.kind {
+                    PendingKind::ToolCall(call) => call.task || !inspects(&call.name),
+                    PendingKind::Other { .. } => true,
+                    PendingKind::ToolsList { .. } | PendingKind::Initialize => false,
+                }
+        };
+        match id {
+            Some(key) => match self.pending.get(key) {
+                Some(pending) => streamable(pending),
+                None => !is_proxy_id(key) && !self.expired.contains(key),
+            },
+            // The id comes later (servers on the TypeScript SDK write it last): it could be any
+            // of them. Only for long lines, so walking the table is cheap beside them.
+            None => self.expired.is_empty() && self.pending.values().all(streamable),
+        }
+    }
+
     /// Registers the next attempt of a failed call under a fresh proxy id; returns the request
     /// line to send when its backoff is over.
     pub fn retry(&mut self, failed: AnsweredCall) -> (IdKey, Vec<u8>) {
@@ -530,6 +554,49 @@ mod tests {
         assert_eq!(answered.attempt, 1);
         assert_eq!(s.pending_len(), 0);
         assert!(matches!(s.upstream_answer(&raw("7"), None), Answered::Pass));
+    }
+
+    #[test]
+    fn only_answers_nothing_reads_whole_may_stream() {
+        let key = |s: &str| IdKey::new(&raw(s));
+        let none = |_: &str| false;
+        let mut s = Session::default();
+        assert!(s.may_stream(None, none), "nothing pending");
+        let read = s.client_request(&raw("1"), "tools/call", Some(&raw(r#"{"name":"read"}"#)));
+        s.client_request(&raw("2"), "resources/read", None);
+        assert!(s.may_stream(key("1").as_ref(), none));
+        assert!(s.may_stream(key("2").as_ref(), none));
+        assert!(
+            s.may_stream(key("99").as_ref(), none),
+            "an answer nobody waits for passes"
+        );
+        assert!(s.may_stream(None, none));
+        assert!(
+            !s.may_stream(key("1").as_ref(), |t| t == "read"),
+            "a rule reads its successes"
+        );
+        assert!(!s.may_stream(None, |t| t == "read"));
+        // A tools/list answer is read whole; so is any answer whose id comes too late to tell.
+        s.client_request(&raw("3"), "tools/list", None);
+        assert!(!s.may_stream(key("3").as_ref(), none));
+        assert!(!s.may_stream(None, none));
+        assert!(s.may_stream(key("1").as_ref(), none));
+        s.upstream_answer(&raw("3"), None);
+        // A retry goes out under the proxy's id: its answer is read whole, to be answered under
+        // the client's.
+        let failed = call(s.upstream_answer(&raw("1"), None));
+        let (retry, _) = s.retry(failed);
+        assert!(!s.may_stream(Some(&retry), none));
+        assert!(!s.may_stream(None, none));
+        s.expire(read.unwrap().seq).unwrap();
+        assert!(!s.may_stream(Some(&retry), none), "dropped when it comes");
+        assert!(s.may_stream(None, none));
+        // A timed-out call's late answer is dropped, so it is read whole too.
+        let late = s.client_request(&raw("4"), "tools/call", Some(&raw(r#"{"name":"w"}"#)));
+        s.expire(late.unwrap().seq).unwrap();
+        assert!(!s.may_stream(key("4").as_ref(), none));
+        assert!(!s.may_stream(None, none));
+        assert!(s.may_stream(key("5").as_ref(), none));
     }
 
     #[test]

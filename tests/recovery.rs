@@ -59,6 +59,29 @@ fn a_transient_failure_is_recovered_by_retry_and_the_client_sees_one_answer() {
     assert!(stderr.contains("retried=2 recovered=1"), "{stderr}");
 }
 
+/// A retry's answer comes under the proxy's id, so the proxy reads it whole (to answer the
+/// client's id) even when it is far longer than `stream_answers_over`.
+#[test]
+fn a_long_answer_to_a_retry_is_read_whole_and_answers_the_client() {
+    let (mut p, _dir) = proxy("");
+    let answer = p.call(
+        json!(1),
+        "flaky",
+        json!({"key": "k", "fails": 1, "pad": 300_000}),
+    );
+    assert_eq!(answer["id"], 1);
+    assert!(
+        answer["result"].get("isError").is_none(),
+        "{}",
+        &answer.to_string()[..200]
+    );
+    assert_eq!(
+        text(&answer),
+        format!("ok after 2 calls{}", "z".repeat(300_000))
+    );
+    p.assert_quiet(Duration::from_millis(100));
+}
+
 #[test]
 fn exhausted_retries_report_attempts_and_the_last_text() {
     let (mut p, _dir) = proxy("");

@@ -4,7 +4,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::{Options, Running};
+use common::{canonical, Options, Running};
 use serde_json::{json, Value};
 
 /// A session with every kind of message a client sends, odd ids and odd spellings included.
@@ -200,4 +200,71 @@ fn oversized_lines_stream_through_unchanged() {
         recorded.starts_with(&format!("{request_line}\n")),
         "the client's big line reached the upstream unchanged"
     );
+}
+
+/// Answers longer than `stream_answers_over` (64 KiB by default) stream to the client as they
+/// come, unchanged, unless the proxy must read them: a long failure then passes unrewritten
+/// (and the log says so), and a long request from the server never settles a call that happens
+/// to share its id.
+#[test]
+fn long_answers_stream_through_unless_the_proxy_must_read_them() {
+    let mut p = Running::start(Options::default());
+    p.initialize();
+    let long_failure =
+        |p: &mut Running, id: u64| p.call(json!(id), "big", json!({"size": 200_000}));
+    let streamed = long_failure(&mut p, 1);
+    assert_eq!(streamed["result"]["isError"], true);
+    assert_eq!(
+        streamed["result"]["content"][0]["text"],
+        format!("fetch failed {}", "y".repeat(200_000)),
+        "passed as the server wrote it"
+    );
+    assert!(canonical(&streamed).is_null(), "not rewritten");
+    let success = p.call(json!(2), "big", json!({"size": 200_000, "error": false}));
+    assert!(success["result"].get("isError").is_none());
+    // A request from the server, as long and under the same id as a waiting call, is passed on;
+    // the call's own (short, failed) answer is still rewritten.
+    let request = format!(
+        r#"{{"jsonrpc":"2.0","id":{{ID}},"method":"sampling/createMessage","params":{{"messages":[{{"role":"user","content":{{"type":"text","text":"{}"}}}}],"maxTokens":1}}}}"#,
+        "q".repeat(100_000)
+    );
+    let failure = r#"{"jsonrpc":"2.0","id":{ID},"result":{"content":[{"type":"text","text":"fetch failed"}],"isError":true}}"#;
+    p.send_json(&json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                        "params": {"name": "emit", "arguments": {"lines": [request, failure]}}}));
+    let forwarded = p.recv();
+    assert_eq!(forwarded["method"], "sampling/createMessage");
+    let answer = p.recv();
+    assert_eq!(answer["id"], 3);
+    assert_eq!(
+        canonical(&answer)["errorCategory"],
+        "transient",
+        "the call was still waiting, and its failure is rewritten: {answer}"
+    );
+    p.close_stdin();
+    p.wait();
+    let stderr = p.stderr();
+    assert!(
+        stderr.contains("it mentions isError, so it may be a failure"),
+        "the unrewritten failure is logged: {stderr}"
+    );
+
+    // Held whole when configured to, and rewritten.
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("c.toml");
+    std::fs::write(&config, "stream_answers_over = 1048576\n").unwrap();
+    let mut p = Running::start(Options {
+        proxy_args: &["--config", config.to_str().unwrap()],
+        ..Options::default()
+    });
+    p.initialize();
+    let rewritten = long_failure(&mut p, 1);
+    assert_eq!(rewritten["result"]["isError"], true);
+    assert_eq!(
+        canonical(&rewritten)["errorCategory"],
+        "transient",
+        "{}",
+        &rewritten.to_string()[..300]
+    );
+    p.close_stdin();
+    p.wait();
 }

@@ -20,6 +20,8 @@ use crate::taxonomy::Category;
 use crate::unmatched::UnmatchedLog;
 use crate::wire::{self, IdKey, Line, Message};
 
+use super::lines::IdScanner;
+
 /// What a line (or a timer) makes the relay do.
 #[derive(Debug, Default)]
 pub struct Effects {
@@ -35,6 +37,16 @@ pub enum Timer {
     Retry { key: IdKey, line: Vec<u8> },
     /// Give up on a call that is still unanswered.
     Timeout { seq: u64, limit: Duration },
+}
+
+/// Why an upstream line was streamed to the client instead of being held whole.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Streamed {
+    /// It is longer than `max_line_bytes`.
+    OverLimit,
+    /// It is longer than `stream_answers_over` and [`Inspector::may_stream`] let it go;
+    /// `may_be_failure` if it mentions `"isError"`.
+    Early { may_be_failure: bool },
 }
 
 /// Counters for the summary line on exit and on SIGUSR1.
@@ -279,41 +291,92 @@ impl Inspector {
         );
     }
 
-    /// An upstream line too large to inspect has been streamed to the client unchanged; `id` is
-    /// its top-level id, if it had one. The request it answers is settled, unrewritten.
-    pub fn oversized_answer(&self, id: Option<&[u8]>) -> Effects {
+    /// Whether a long upstream line may stream to the client as it comes, judged from its first
+    /// bytes: it must look like a JSON object, and no answer the proxy has to read whole may be
+    /// in it (see [`Session::may_stream`]).
+    pub fn may_stream(&self, head: &[u8]) -> bool {
+        if head.trim_ascii_start().first() != Some(&b'{') {
+            return false;
+        }
+        let mut scanner = IdScanner::default();
+        scanner.feed(head);
+        let key = match scanner.id() {
+            None if self.replay.lock().expect("replay lock").is_some() => return false,
+            None => None,
+            Some(id) => match raw_id(id) {
+                // Not JSON: held, so that the usual reading decides what it is.
+                None => return false,
+                Some(raw) => match IdKey::new(&raw) {
+                    Some(key) => Some(key),
+                    // `null` or a structure: it answers nothing the proxy tracks.
+                    None => return true,
+                },
+            },
+        };
+        let rules = &self.rewriter.load().rules;
+        self.session()
+            .may_stream(key.as_ref(), |tool| rules.inspects_successes_of(tool))
+    }
+
+    /// An upstream line has been streamed to the client unchanged, followed by `line`. If it
+    /// was an answer, the request it answers is settled, unrewritten.
+    pub fn streamed_line(&self, line: &IdScanner, why: Streamed) -> Effects {
         let mut effects = Effects::default();
-        let raw = id
-            .and_then(|id| std::str::from_utf8(id).ok())
-            .and_then(|id| RawValue::from_string(id.to_owned()).ok());
-        let Some(raw) = raw else {
-            tracing::warn!("an upstream line larger than max_line_bytes passed unparsed");
+        let Some(raw) = line.id().filter(|_| line.is_answer()).and_then(raw_id) else {
+            if why == Streamed::OverLimit {
+                tracing::warn!("an upstream line larger than max_line_bytes passed unparsed");
+            }
             return effects;
         };
+        if self.is_replay_answer(&raw) {
+            return effects;
+        }
         let answered = self.session().upstream_answer(&raw, None);
-        tracing::warn!(
-            id = raw.get(),
-            "an answer larger than max_line_bytes passed unparsed and unrewritten"
-        );
-        if let Answered::Call(call) = answered {
-            self.record_outcome(&call.call.name, false);
-            if call.attempt > 1 {
-                // It went out under the retry's id, which the client does not know: answer the
-                // client's own id, so it is not left waiting.
-                let rewritten = self.rewriter.load().proxy_failure(
-                    &call,
-                    crate::taxonomy::codes::SYSTEM_UNAVAILABLE,
-                    "The server's answer to a retried call was larger than max_line_bytes and \
-                     could not be delivered."
-                        .to_owned(),
-                    "answer larger than max_line_bytes".to_owned(),
-                    None,
-                    "builtin:oversized-retry-answer",
+        let Answered::Call(call) = answered else {
+            if why == Streamed::OverLimit {
+                tracing::warn!(
+                    id = raw.get(),
+                    "an answer larger than max_line_bytes passed unparsed"
                 );
-                effects
-                    .to_client
-                    .push(wire::response_line_json(&call.id, &rewritten.result));
             }
+            return effects;
+        };
+        match why {
+            Streamed::OverLimit => tracing::warn!(
+                id = raw.get(),
+                tool = call.call.name,
+                "an answer larger than max_line_bytes passed unparsed and unrewritten"
+            ),
+            Streamed::Early {
+                may_be_failure: true,
+            } => tracing::info!(
+                id = raw.get(),
+                tool = call.call.name,
+                "a long answer passed unread and unrewritten; it mentions isError, so it may be a \
+                 failure (raise stream_answers_over to rewrite failures this long)"
+            ),
+            Streamed::Early {
+                may_be_failure: false,
+            } => {}
+        }
+        self.record_outcome(&call.call.name, false);
+        if call.attempt > 1 {
+            // It went out under the retry's id, which the client does not know: answer the
+            // client's own id, so it is not left waiting. (Only a line over the limit gets
+            // here: a retry's answer is never let go early.)
+            let rewritten = self.rewriter.load().proxy_failure(
+                &call,
+                crate::taxonomy::codes::SYSTEM_UNAVAILABLE,
+                "The server's answer to a retried call was larger than max_line_bytes and \
+                 could not be delivered."
+                    .to_owned(),
+                "answer larger than max_line_bytes".to_owned(),
+                None,
+                "builtin:oversized-retry-answer",
+            );
+            effects
+                .to_client
+                .push(wire::response_line_json(&call.id, &rewritten.result));
         }
         effects
     }
@@ -405,6 +468,12 @@ impl Inspector {
         }
         false
     }
+}
+
+/// A raw id's bytes as JSON, if they are JSON.
+fn raw_id(id: &[u8]) -> Option<Box<RawValue>> {
+    let id = std::str::from_utf8(id).ok()?;
+    RawValue::from_string(id.to_owned()).ok()
 }
 
 /// `notifications/cancelled` for a request the proxy sent or forwarded.

@@ -1,7 +1,8 @@
-//! Reading lines with a size limit, and finding the id of a line too large to hold.
+//! Reading lines with a size limit, and finding the id of a line that is not held whole.
 //!
-//! A line up to the limit is read whole and inspected. A longer one is streamed through in
-//! chunks, unparsed and unrewritten, so memory stays bounded; [`IdScanner`] follows the chunks
+//! A line up to the limit is read whole and inspected. A longer one, or a long one the caller
+//! lets go early, is streamed through in chunks, unparsed and unrewritten, so memory stays
+//! bounded and a large answer reaches the client as it comes; [`IdScanner`] follows the chunks
 //! to learn which request it answers, so the session can forget that request.
 
 /// What one read produced.
@@ -9,12 +10,13 @@
 pub enum Read {
     /// A whole line (with its `\n`, unless the input ended without one).
     Line(Vec<u8>),
-    /// The first `limit` bytes of a longer line; the rest follows through [`Chunk`]s.
-    Oversized(Vec<u8>),
+    /// The start of a line to stream: the first `limit` bytes of a longer one, or what was here
+    /// when the caller let it go early. The rest follows through [`Chunk`]s.
+    Long(Vec<u8>),
     Eof,
 }
 
-/// The next piece of an oversized line.
+/// The next piece of a [`Read::Long`] line.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Chunk {
     /// More of the line; `true` when it ends the line.
@@ -52,6 +54,19 @@ impl<R: std::io::Read> LineReader<R> {
 
     /// Reads one line of at most `limit` bytes.
     pub fn read_line(&mut self, limit: usize) -> std::io::Result<Read> {
+        self.read_line_or_let_go(limit, limit, |_| false)
+    }
+
+    /// Reads one line of at most `limit` bytes; once `soft` bytes of it are here without its
+    /// end, asks `let_go` (once, with what is here) whether to hand that over as
+    /// [`Read::Long`] now instead of holding the line whole.
+    pub fn read_line_or_let_go(
+        &mut self,
+        soft: usize,
+        limit: usize,
+        let_go: impl FnOnce(&[u8]) -> bool,
+    ) -> std::io::Result<Read> {
+        let mut let_go = Some(let_go);
         // How much after `start` holds no newline: compacting moves `start`, not this.
         let mut scanned = 0;
         loop {
@@ -61,13 +76,21 @@ impl<R: std::io::Read> LineReader<R> {
                 return Ok(if end - self.start <= limit {
                     Read::Line(self.take(end))
                 } else {
-                    Read::Oversized(self.take(self.start + limit))
+                    Read::Long(self.take(self.start + limit))
                 });
             }
-            if self.end - self.start >= limit {
-                return Ok(Read::Oversized(self.take(self.start + limit)));
+            let held = self.end - self.start;
+            if held >= limit {
+                return Ok(Read::Long(self.take(self.start + limit)));
             }
-            scanned = self.end - self.start;
+            if held >= soft {
+                if let Some(ask) = let_go.take() {
+                    if ask(&self.buf[self.start..self.end]) {
+                        return Ok(Read::Long(self.take(self.end)));
+                    }
+                }
+            }
+            scanned = held;
             if self.fill()? == 0 {
                 return Ok(if self.start == self.end {
                     Read::Eof
@@ -78,7 +101,7 @@ impl<R: std::io::Read> LineReader<R> {
         }
     }
 
-    /// The next piece of an oversized line: what is here up to its end, or the next read.
+    /// The next piece of a [`Read::Long`] line: what is here up to its end, or the next read.
     pub fn read_chunk(&mut self) -> std::io::Result<Chunk> {
         if self.start == self.end && self.fill()? == 0 {
             return Ok(Chunk::Eof);
@@ -134,6 +157,10 @@ impl<R: std::io::Read> LineReader<R> {
     }
 }
 
+/// The longest id [`IdScanner`] keeps, and how much of a key it looks at.
+const MAX_ID: usize = 1024;
+const MAX_KEY: usize = 16;
+
 /// Where the scanner is in the top-level object.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 enum State {
@@ -148,7 +175,9 @@ enum State {
     Value(bool),
 }
 
-/// Finds the top-level `"id"` of a JSON object fed in chunks, holding only the id's bytes.
+/// Follows the top level of a JSON object fed in chunks: finds its `"id"` (holding only the
+/// id's bytes) and notes whether it has a `method` (a request or notification) or a `result` or
+/// `error` (an answer).
 #[derive(Debug, Default)]
 pub struct IdScanner {
     depth: u32,
@@ -158,14 +187,14 @@ pub struct IdScanner {
     key: Vec<u8>,
     value: Vec<u8>,
     found: Option<Vec<u8>>,
+    id_too_long: bool,
+    has_method: bool,
+    has_outcome: bool,
 }
 
 impl IdScanner {
     pub fn feed(&mut self, mut bytes: &[u8]) {
         while let Some((&b, rest)) = bytes.split_first() {
-            if self.found.is_some() {
-                return;
-            }
             self.byte(b);
             bytes = rest;
             // Inside a string nobody needs (a result's text, megabytes long), jump to the next
@@ -182,8 +211,14 @@ impl IdScanner {
 
     fn byte(&mut self, b: u8) {
         let top = self.depth == 1;
+        // Bounded, so that a hostile line cannot grow them: no id worth matching is longer, and
+        // a key is only compared with short names.
         if top && self.state == State::Value(true) {
-            self.value.push(b);
+            if self.value.len() <= MAX_ID {
+                self.value.push(b);
+            } else {
+                self.id_too_long = true;
+            }
         }
         if self.in_string {
             if self.escaped {
@@ -193,11 +228,16 @@ impl IdScanner {
             } else if b == b'"' {
                 self.in_string = false;
                 if top && self.state == State::InKey {
+                    match self.key.as_slice() {
+                        b"method" => self.has_method = true,
+                        b"result" | b"error" => self.has_outcome = true,
+                        _ => {}
+                    }
                     self.state = State::Colon(self.key == b"id");
                     return;
                 }
             }
-            if top && self.state == State::InKey {
+            if top && self.state == State::InKey && self.key.len() < MAX_KEY {
                 self.key.push(b);
             }
             return;
@@ -237,13 +277,61 @@ impl IdScanner {
             if drop_last {
                 self.value.pop();
             }
-            self.found = Some(self.value.trim_ascii().to_vec());
+            // An id cut at the bound is no id at all (it must not match a shorter one).
+            self.found = Some(if self.id_too_long {
+                Vec::new()
+            } else {
+                self.value.trim_ascii().to_vec()
+            });
         }
     }
 
     /// The id's raw JSON, once the scanner has passed it.
     pub fn id(&self) -> Option<&[u8]> {
-        self.found.as_deref()
+        self.found.as_deref().filter(|id| !id.is_empty())
+    }
+
+    /// Whether what was fed so far is an answer: it has a `result` or an `error`, no `method`.
+    pub fn is_answer(&self) -> bool {
+        self.has_outcome && !self.has_method
+    }
+}
+
+/// Whether a needle occurs in bytes fed in chunks, across the cuts.
+pub struct Mentions {
+    finder: memchr::memmem::Finder<'static>,
+    /// The last bytes fed, fewer than the needle's: a needle may start there.
+    tail: Vec<u8>,
+    found: bool,
+}
+
+impl Mentions {
+    pub fn new(needle: &'static [u8]) -> Mentions {
+        Mentions {
+            finder: memchr::memmem::Finder::new(needle),
+            tail: Vec::new(),
+            found: false,
+        }
+    }
+
+    pub fn feed(&mut self, bytes: &[u8]) {
+        if self.found {
+            return;
+        }
+        let keep = self.finder.needle().len() - 1;
+        self.tail.extend_from_slice(&bytes[..bytes.len().min(keep)]);
+        self.found = self.finder.find(&self.tail).is_some() || self.finder.find(bytes).is_some();
+        if bytes.len() >= keep {
+            self.tail.clear();
+            self.tail.extend_from_slice(&bytes[bytes.len() - keep..]);
+        } else {
+            let excess = self.tail.len().saturating_sub(keep);
+            self.tail.drain(..excess);
+        }
+    }
+
+    pub fn found(&self) -> bool {
+        self.found
     }
 }
 
@@ -278,6 +366,118 @@ mod tests {
         }
     }
 
+    fn scanned(text: &str, chunk: usize) -> IdScanner {
+        let mut scanner = IdScanner::default();
+        for piece in text.as_bytes().chunks(chunk) {
+            scanner.feed(piece);
+        }
+        scanner
+    }
+
+    #[test]
+    fn tells_answers_from_requests_whatever_the_order() {
+        for chunk in [1, 5, 1000] {
+            let answer = |t| scanned(t, chunk).is_answer();
+            assert!(answer(
+                r#"{"result":{"method":"x"},"jsonrpc":"2.0","id":1}"#
+            ));
+            assert!(answer(r#"{"jsonrpc":"2.0","id":1,"error":{"code":-1}}"#));
+            assert!(!answer(
+                r#"{"jsonrpc":"2.0","id":1,"params":{"result":1},"method":"m"}"#
+            ));
+            assert!(!answer(r#"{"id":1,"result":{},"method":"m"}"#));
+            assert!(!answer(r#"{"id":1,"params":{"error":2}}"#));
+        }
+    }
+
+    #[test]
+    fn an_id_past_the_bound_is_no_id() {
+        let fits = format!("\"{}\"", "a".repeat(MAX_ID - 2));
+        let long = format!("\"{}\"", "a".repeat(MAX_ID - 1));
+        for id in [&fits, &long] {
+            let line = format!(r#"{{"id":{id},"result":{{}}}}"#);
+            let got = scanned(&line, 100).id().map(|i| i.to_vec());
+            let expected = (id.len() <= MAX_ID).then(|| id.as_bytes().to_vec());
+            assert_eq!(got, expected, "id of {} bytes", id.len());
+        }
+        let number = format!(r#"{{"result":{{}},"id":{}}}"#, "1".repeat(MAX_ID + 1));
+        assert_eq!(
+            scanned(&number, 64).id(),
+            None,
+            "cut, it would be another id"
+        );
+    }
+
+    #[test]
+    fn mentions_are_found_across_cuts() {
+        let text = format!(
+            r#"{{"content":[{{"text":"{}"}}],"isError":true}}"#,
+            "z".repeat(300)
+        );
+        for chunk in 1..=12 {
+            let mut mentions = Mentions::new(b"\"isError\"");
+            for piece in text.as_bytes().chunks(chunk) {
+                mentions.feed(piece);
+            }
+            assert!(mentions.found(), "chunks of {chunk}");
+            let mut none = Mentions::new(b"\"isError\"");
+            for piece in text.replace("isError", "isErrxr").as_bytes().chunks(chunk) {
+                none.feed(piece);
+            }
+            assert!(!none.found(), "chunks of {chunk}");
+        }
+    }
+
+    #[test]
+    fn a_long_line_is_let_go_once_past_the_soft_limit() {
+        let long = format!("{{\"text\":\"{}\"}}\n", "x".repeat(5000));
+        let input = format!("short\n{long}next\n");
+        for step in [7, 4096, READ_SIZE] {
+            let mut asked = Vec::new();
+            let mut reader = LineReader::new(Trickle(input.as_bytes(), step));
+            let mut read = |reader: &mut LineReader<Trickle>, answer: bool| {
+                reader
+                    .read_line_or_let_go(1000, 1 << 20, |head| {
+                        asked.push(head.len());
+                        answer
+                    })
+                    .unwrap()
+            };
+            assert_eq!(read(&mut reader, true), Read::Line(b"short\n".to_vec()));
+            if step >= input.len() {
+                // It came whole with the first read: nothing to let go.
+                assert_eq!(
+                    read(&mut reader, true),
+                    Read::Line(long.as_bytes().to_vec())
+                );
+                assert!(asked.is_empty());
+                continue;
+            }
+            let Read::Long(head) = read(&mut reader, true) else {
+                panic!("not let go")
+            };
+            assert!(head.len() >= 1000 && long.starts_with(std::str::from_utf8(&head).unwrap()));
+            let mut rest = head;
+            while let Chunk::Data(chunk, end) = reader.read_chunk().unwrap() {
+                rest.extend_from_slice(&chunk);
+                if end {
+                    break;
+                }
+            }
+            assert_eq!(rest, long.as_bytes());
+            // Refused: held whole, asked once only.
+            let mut reader = LineReader::new(Trickle(input.as_bytes(), step));
+            assert_eq!(read(&mut reader, false), Read::Line(b"short\n".to_vec()));
+            assert_eq!(
+                read(&mut reader, false),
+                Read::Line(long.as_bytes().to_vec())
+            );
+            assert_eq!(read(&mut reader, false), Read::Line(b"next\n".to_vec()));
+            assert_eq!(asked.len(), 2, "step {step}: {asked:?}");
+            assert!(asked.iter().all(|&n| n >= 1000));
+        }
+    }
+
     #[test]
     fn lines_are_cut_at_the_limit() {
         let input = b"short\nlonger than eight\nend";
@@ -289,7 +489,7 @@ mod tests {
         assert!(reader.has_line(), "the next line came with the first read");
         assert_eq!(
             reader.read_line(8).unwrap(),
-            Read::Oversized(b"longer t".to_vec())
+            Read::Long(b"longer t".to_vec())
         );
         assert_eq!(
             reader.read_chunk().unwrap(),
@@ -341,7 +541,7 @@ mod tests {
         let input = format!("{}\nnext\n", "y".repeat(100_000));
         for step in [3, 4096, READ_SIZE] {
             let mut reader = LineReader::new(Trickle(input.as_bytes(), step));
-            let Read::Oversized(first) = reader.read_line(1024).unwrap() else {
+            let Read::Long(first) = reader.read_line(1024).unwrap() else {
                 panic!("not cut")
             };
             let mut streamed = first;

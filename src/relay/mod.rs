@@ -79,8 +79,14 @@ pub async fn run(
         inspector.rewriter.clone(),
     ));
 
-    let io =
-        Arc::new(Io::new(inspector.clone(), settings.max_line_bytes).map_err(StartError::Stdout)?);
+    let io = Arc::new(
+        Io::new(
+            inspector.clone(),
+            settings.max_line_bytes,
+            settings.stream_answers_over,
+        )
+        .map_err(StartError::Stdout)?,
+    );
     let mut generation = 1;
     io.upstream.attach(stdin, generation);
     let mut reader = Reader::start(&io, stdout);

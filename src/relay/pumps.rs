@@ -19,8 +19,8 @@ use std::time::Duration;
 
 use tokio::sync::{oneshot, Notify};
 
-use super::inspector::{Effects, Inspector, Timer};
-use super::lines::{Chunk, IdScanner, LineReader, Read};
+use super::inspector::{Effects, Inspector, Streamed, Timer};
+use super::lines::{Chunk, IdScanner, LineReader, Mentions, Read};
 
 /// Buffer size for each pipe, as a byte relay would use.
 const BUFFER: usize = 64 << 10;
@@ -35,7 +35,10 @@ pub(super) struct Io {
     pub client: ClientEnd,
     /// The upstream's stdin, while there is one.
     pub upstream: UpstreamEnd,
+    /// Lines longer than this are streamed, unparsed.
     pub max_line: usize,
+    /// Upstream lines longer than this are streamed when the inspector lets them go.
+    pub stream_over: usize,
     /// Set when the client closed stdin, before the upstream's stdin is closed: an upstream
     /// that then exits is done, not to be restarted.
     pub client_eof: AtomicBool,
@@ -46,13 +49,18 @@ pub(super) struct Io {
 }
 
 impl Io {
-    pub fn new(inspector: Arc<Inspector>, max_line: usize) -> std::io::Result<Io> {
+    pub fn new(
+        inspector: Arc<Inspector>,
+        max_line: usize,
+        stream_over: usize,
+    ) -> std::io::Result<Io> {
         let stdout = std::io::stdout().as_fd().try_clone_to_owned()?;
         Ok(Io {
             inspector,
             client: ClientEnd(Mutex::new(BufWriter::with_capacity(BUFFER, stdout.into()))),
             upstream: UpstreamEnd::default(),
             max_line,
+            stream_over,
             client_eof: AtomicBool::new(false),
             client_closed: Notify::new(),
             runtime: tokio::runtime::Handle::current(),
@@ -299,7 +307,7 @@ pub(super) fn client_pump(io: Arc<Io>) {
                 drop(io.upstream.wait_for_room(upstream));
                 io.set_timers(effects.timers);
             }
-            Ok(Read::Oversized(first)) => {
+            Ok(Read::Long(first)) => {
                 tracing::warn!(
                     max_line = io.max_line,
                     "a client line is larger than max_line_bytes: passed through unparsed"
@@ -356,7 +364,9 @@ pub(super) fn upstream_pump(
 fn pump_upstream(io: &Arc<Io>, stdout: File, retired: &AtomicBool) -> PumpEnd {
     let mut reader = LineReader::new(stdout);
     loop {
-        let read = reader.read_line(io.max_line);
+        let read = reader.read_line_or_let_go(io.stream_over, io.max_line, |head| {
+            io.inspector.may_stream(head)
+        });
         if retired.load(Ordering::SeqCst) {
             return PumpEnd::Eof;
         }
@@ -368,7 +378,7 @@ fn pump_upstream(io: &Arc<Io>, stdout: File, retired: &AtomicBool) -> PumpEnd {
                 }
                 io.inspector.upstream_line(line)
             }
-            Ok(Read::Oversized(first)) => match stream_to_client(io, &mut reader, first) {
+            Ok(Read::Long(first)) => match stream_to_client(io, &mut reader, first) {
                 Ok(effects) => effects,
                 Err(end) => return end,
             },
@@ -387,17 +397,27 @@ fn pump_upstream(io: &Arc<Io>, stdout: File, retired: &AtomicBool) -> PumpEnd {
     }
 }
 
-/// Streams an upstream line too large to inspect to the client as it comes, holding the
-/// client's end so nothing else cuts into it; only its id is followed, to settle the request.
+/// Streams an upstream line that is not held whole (too long, or let go early) to the client
+/// as it comes, holding the client's end so nothing else cuts into it; only its top level is
+/// followed, to settle the request it answers.
 fn stream_to_client(
     io: &Arc<Io>,
     reader: &mut LineReader<File>,
     first: Vec<u8>,
 ) -> Result<Effects, PumpEnd> {
+    let why = if first.len() >= io.max_line {
+        Streamed::OverLimit
+    } else {
+        Streamed::Early {
+            may_be_failure: false,
+        }
+    };
     let mut scanner = IdScanner::default();
+    let mut mentions = Mentions::new(b"\"isError\"");
     let mut out = io.client.lock();
     let mut pass = |bytes: &[u8]| {
         scanner.feed(bytes);
+        mentions.feed(bytes);
         out.write_all(bytes).map_err(|_| PumpEnd::ClientGone)
     };
     pass(&first)?;
@@ -421,5 +441,11 @@ fn stream_to_client(
         return Err(PumpEnd::ClientGone);
     }
     drop(out);
-    Ok(io.inspector.oversized_answer(scanner.id()))
+    let why = match why {
+        Streamed::Early { .. } => Streamed::Early {
+            may_be_failure: mentions.found(),
+        },
+        over => over,
+    };
+    Ok(io.inspector.streamed_line(&scanner, why))
 }
