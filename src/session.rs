@@ -14,6 +14,9 @@ use serde_json::value::RawValue;
 
 use crate::wire::IdKey;
 
+/// The tables looked up on every message (see `foldhash` in Cargo.toml).
+type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
+
 /// The prefix of the ids the proxy gives its own requests (retries). The process id and a
 /// counter follow, so they cannot meet a client's ids by accident.
 const PROXY_ID_PREFIX: &str = "mcp-errnorm/";
@@ -135,9 +138,9 @@ pub enum Unanswered {
 
 #[derive(Debug, Default)]
 pub struct Session {
-    pending: HashMap<IdKey, Pending>,
+    pending: FastMap<IdKey, Pending>,
     /// For each tool call (by `seq`), the key its current attempt waits under.
-    calls: HashMap<u64, IdKey>,
+    calls: FastMap<u64, IdKey>,
     /// Client ids whose late answers are dropped: the proxy answered them (timeout).
     expired: HashSet<IdKey>,
     expired_order: VecDeque<IdKey>,

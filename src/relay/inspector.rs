@@ -142,12 +142,7 @@ impl Inspector {
                 let new_call = self.session().client_request(id, &method, params);
                 if let Some(call) = new_call.filter(|c| !c.task) {
                     bump(&self.stats.calls);
-                    let admitted = self.breakers.lock().expect("breakers lock").admit(
-                        &self.policy,
-                        &call.tool,
-                        Instant::now(),
-                    );
-                    if let Err(wait) = admitted {
+                    if let Err(wait) = self.admit(&call.tool) {
                         if let Some(answered) = self.session().withdraw(call.seq) {
                             bump(&self.stats.circuit_open);
                             let rewritten = self.rewriter.load().circuit_open(&answered, wait);
@@ -215,16 +210,21 @@ impl Inspector {
         match answered {
             Answered::Pass => effects.to_client.push(line),
             Answered::Drop => tracing::debug!(id = id.get(), "dropped an answer nobody waits for"),
-            Answered::Call(call) => self.answer_call(call, answer, &line, &mut effects),
+            Answered::Call(call) => {
+                if self.answer_call(call, answer, &mut effects) {
+                    effects.to_client.push(line);
+                }
+            }
         }
         effects
     }
 
-    fn answer_call(&self, call: AnsweredCall, answer: Answer, line: &[u8], effects: &mut Effects) {
-        let tool = call.call.name.clone();
+    /// What an answer to a tool call becomes; true when it goes to the client as it came.
+    fn answer_call(&self, call: AnsweredCall, answer: Answer, effects: &mut Effects) -> bool {
+        let tool = call.call.name.as_str();
         let rewriter = self.rewriter.load();
         let Some(rewritten) = rewriter.rewrite_json(&call, answer) else {
-            self.record_outcome(&tool, false);
+            self.record_outcome(tool, false);
             if call.attempt > 1 {
                 bump(&self.stats.recovered);
                 tracing::info!(tool, attempts = call.attempt, "a retry succeeded");
@@ -232,14 +232,13 @@ impl Inspector {
                     Answer::Result(raw) => wire::answer_line(&call.id, "result", raw),
                     Answer::Error(raw) => wire::answer_line(&call.id, "error", raw),
                 });
-            } else {
-                effects.to_client.push(line.to_vec());
+                return false;
             }
-            return;
+            return true;
         };
         let error = &rewritten.error;
         let delay = self.policy.retry_delay(
-            &tool,
+            tool,
             call.tool.as_ref(),
             error,
             call.attempt,
@@ -258,9 +257,9 @@ impl Inspector {
             effects
                 .timers
                 .push((delay, Timer::Retry { key, line: request }));
-            return;
+            return false;
         }
-        self.record_outcome(&tool, error.category == Category::Transient);
+        self.record_outcome(tool, error.category == Category::Transient);
         bump(&self.stats.rewritten);
         self.stats.failure(error.category);
         if error.rule_id.is_none() {
@@ -275,14 +274,30 @@ impl Inspector {
             "rewrote a failed tool call"
         );
         if let Some(log) = &self.unmatched {
-            log.record(&tool, error);
+            log.record(tool, error);
         }
         effects
             .to_client
             .push(wire::response_line_json(&call.id, &rewritten.result));
+        false
+    }
+
+    /// Whether the tool's circuit breaker lets a call through, or how long until it may.
+    fn admit(&self, tool: &str) -> Result<(), Duration> {
+        if !self.policy.breaker_enabled() {
+            return Ok(());
+        }
+        self.breakers
+            .lock()
+            .expect("breakers lock")
+            .admit(&self.policy, tool, Instant::now())
     }
 
     fn record_outcome(&self, tool: &str, transient_failure: bool) {
+        // Off by default: then no lock and no clock on every answer.
+        if !self.policy.breaker_enabled() {
+            return;
+        }
         self.breakers.lock().expect("breakers lock").record(
             &self.policy,
             tool,
@@ -457,9 +472,10 @@ impl Inspector {
 
     fn is_replay_answer(&self, id: &RawValue) -> bool {
         let mut replay = self.replay.lock().expect("replay lock");
-        if replay
-            .as_ref()
-            .is_some_and(|(key, _)| IdKey::new(id).as_ref() == Some(key))
+        if replay.is_some()
+            && replay
+                .as_ref()
+                .is_some_and(|(key, _)| IdKey::new(id).as_ref() == Some(key))
         {
             if let Some((_, tx)) = replay.take() {
                 let _ = tx.send(());

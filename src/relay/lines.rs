@@ -408,6 +408,83 @@ mod tests {
         );
     }
 
+    /// Any JSON value, deep enough to hide `id`, `method` and `result` keys below the top.
+    fn any_json() -> impl proptest::strategy::Strategy<Value = serde_json::Value> {
+        use proptest::prelude::*;
+        let leaf = prop_oneof![
+            Just(serde_json::Value::Null),
+            any::<bool>().prop_map(serde_json::Value::from),
+            any::<i64>().prop_map(serde_json::Value::from),
+            "[a-z\"\\\\{}:, \u{e9}]{0,12}".prop_map(serde_json::Value::from),
+        ];
+        leaf.prop_recursive(3, 24, 4, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..4).prop_map(serde_json::Value::from),
+                proptest::collection::vec(
+                    (
+                        prop_oneof![Just("id"), Just("method"), Just("result"), Just("x")],
+                        inner
+                    ),
+                    0..4
+                )
+                .prop_map(|members| {
+                    let map = members
+                        .into_iter()
+                        .map(|(k, v)| (k.to_owned(), v))
+                        .collect();
+                    serde_json::Value::Object(map)
+                }),
+            ]
+        })
+    }
+
+    proptest::proptest! {
+        /// Whatever the object and wherever the cuts fall, the scanner sees the top-level id
+        /// and keys serde sees.
+        #[test]
+        fn the_scanner_agrees_with_serde(
+            members in proptest::collection::vec(
+                (proptest::prop_oneof![
+                    proptest::strategy::Just("id"),
+                    proptest::strategy::Just("method"),
+                    proptest::strategy::Just("result"),
+                    proptest::strategy::Just("error"),
+                    proptest::strategy::Just("jsonrpc"),
+                ], any_json()),
+                0..5,
+            ),
+            spaced in proptest::bool::ANY,
+            chunk in 1usize..40,
+        ) {
+            let mut object = serde_json::Map::new();
+            for (key, value) in members {
+                object.insert(key.to_owned(), value);
+            }
+            let value = serde_json::Value::Object(object.clone());
+            let text = if spaced {
+                serde_json::to_string_pretty(&value).unwrap()
+            } else {
+                value.to_string()
+            };
+            let scanner = scanned(&text, chunk);
+            let id = scanner.id().map(serde_json::from_slice::<serde_json::Value>);
+            match object.get("id") {
+                // Not an id JSON-RPC allows: it must not come out as one that matches.
+                Some(structure) if structure.is_array() || structure.is_object() => {
+                    let seen = id.and_then(Result::ok);
+                    proptest::prop_assert!(!seen.is_some_and(|v| v.is_string() || v.is_number()));
+                }
+                expected => {
+                    let seen = id.map(Result::unwrap);
+                    proptest::prop_assert_eq!(seen.as_ref(), expected);
+                }
+            }
+            let answer = (object.contains_key("result") || object.contains_key("error"))
+                && !object.contains_key("method");
+            proptest::prop_assert_eq!(scanner.is_answer(), answer);
+        }
+    }
+
     #[test]
     fn mentions_are_found_across_cuts() {
         let text = format!(

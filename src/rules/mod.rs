@@ -229,6 +229,8 @@ pub struct RuleSet {
     /// never needs it. `None` when it would not compile; every rule's own regex then decides
     /// alone (same verdicts, slower).
     first_pass: OnceLock<Option<FirstPass>>,
+    /// The rules for successes, by index: asked of every success, and most tables have none.
+    reads_successes: Vec<usize>,
 }
 
 impl RuleSet {
@@ -268,8 +270,12 @@ impl RuleSet {
                 patterns += 1;
             }
         }
+        let reads_successes = (0..rules.len())
+            .filter(|&i| rules[i].source == Some(Source::Success))
+            .collect();
         Ok(RuleSet {
             rules,
+            reads_successes,
             first_pass: OnceLock::new(),
         })
     }
@@ -296,8 +302,9 @@ impl RuleSet {
 
     /// Whether any rule looks at successful results of this tool; only then is a success parsed.
     pub fn inspects_successes_of(&self, tool: &str) -> bool {
-        self.rules.iter().any(|r| {
-            r.source == Some(Source::Success) && r.tools.as_ref().is_none_or(|g| g.is_match(tool))
+        self.reads_successes.iter().any(|&i| {
+            let r = &self.rules[i];
+            r.tools.as_ref().is_none_or(|g| g.is_match(tool))
         })
     }
 
