@@ -20,7 +20,7 @@ use crate::taxonomy::Category;
 use crate::unmatched::UnmatchedLog;
 use crate::wire::{self, IdKey, Line, Message};
 
-use super::lines::IdScanner;
+use super::scan::IdScanner;
 
 /// What a line (or a timer) makes the relay do.
 #[derive(Debug, Default)]
@@ -472,10 +472,9 @@ impl Inspector {
 
     fn is_replay_answer(&self, id: &RawValue) -> bool {
         let mut replay = self.replay.lock().expect("replay lock");
-        if replay.is_some()
-            && replay
-                .as_ref()
-                .is_some_and(|(key, _)| IdKey::new(id).as_ref() == Some(key))
+        if replay
+            .as_ref()
+            .is_some_and(|(key, _)| IdKey::new(id).as_ref() == Some(key))
         {
             if let Some((_, tx)) = replay.take() {
                 let _ = tx.send(());

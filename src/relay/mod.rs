@@ -14,6 +14,7 @@
 mod inspector;
 mod lines;
 mod pumps;
+mod scan;
 
 use std::io::Write;
 use std::os::fd::OwnedFd;

@@ -20,7 +20,8 @@ use std::time::Duration;
 use tokio::sync::{oneshot, Notify};
 
 use super::inspector::{Effects, Inspector, Streamed, Timer};
-use super::lines::{Chunk, IdScanner, LineReader, Mentions, Read};
+use super::lines::{Chunk, LineReader, Read};
+use super::scan::{IdScanner, Mentions};
 
 /// Buffer size for each pipe, as a byte relay would use.
 const BUFFER: usize = 64 << 10;

@@ -1,0 +1,262 @@
+use super::*;
+
+fn install() -> Action {
+    Action::Install(Wrapper {
+        program: "/opt/bin/mcp-errnorm".into(),
+        options: vec![],
+    })
+}
+
+fn install_with(options: &[&str]) -> Action {
+    Action::Install(Wrapper {
+        program: "/opt/bin/mcp-errnorm".into(),
+        options: options.iter().map(|s| s.to_string()).collect(),
+    })
+}
+
+fn value(text: &str) -> Value {
+    jsonc::parse(text).unwrap().root.to_value(text)
+}
+
+#[test]
+fn wraps_a_stdio_server_and_keeps_everything_else() {
+    let src = r#"{
+  "globalShortcut": "Ctrl+Space",
+  "mcpServers": {
+"fs": {
+  "command": "npx",
+  "args": ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"],
+  "env": {"A": "1"}
+}
+  }
+}
+"#;
+    let out = apply(src, &install(), &[]).unwrap();
+    assert_eq!(out.servers[0].status, Status::Wrapped);
+    let expected = src.replace(
+        r#""command": "npx",
+  "args": ["-y","#,
+        r#""command": "/opt/bin/mcp-errnorm",
+  "args": ["--", "npx", "-y","#,
+    );
+    assert_eq!(out.text, expected);
+    let back = apply(&out.text, &Action::Uninstall, &[]).unwrap();
+    assert_eq!(back.text, src);
+}
+
+#[test]
+fn options_go_before_the_dashes() {
+    let src =
+        r#"{"servers": {"t": {"type": "stdio", "command": "uvx", "args": ["mcp-server-time"]}}}"#;
+    let out = apply(src, &install_with(&["--config", "/c.toml"]), &[]).unwrap();
+    assert_eq!(
+        value(&out.text)["servers"]["t"],
+        serde_json::json!({"type": "stdio", "command": "/opt/bin/mcp-errnorm",
+            "args": ["--config", "/c.toml", "--", "uvx", "mcp-server-time"]})
+    );
+    assert_eq!(apply(&out.text, &Action::Uninstall, &[]).unwrap().text, src);
+}
+
+#[test]
+fn multi_line_args_keep_their_layout() {
+    let src = "{\n\t\"mcpServers\": {\n\t\t\"x\": {\n\t\t\t\"command\": \"node\",\n\t\t\t\"args\": [\n\t\t\t\t\"server.js\"\n\t\t\t]\n\t\t}\n\t}\n}";
+    let out = apply(src, &install(), &[]).unwrap();
+    assert!(
+        out.text.contains(
+            "\"args\": [\n\t\t\t\t\"--\",\n\t\t\t\t\"node\",\n\t\t\t\t\"server.js\"\n\t\t\t]"
+        ),
+        "{}",
+        out.text
+    );
+    assert_eq!(apply(&out.text, &Action::Uninstall, &[]).unwrap().text, src);
+}
+
+#[test]
+fn hand_grouped_args_keep_their_separators() {
+    let src = "{\"servers\": {\"g\": {\"command\": \"docker\", \"args\": [\n  \"run\", \"-i\",\n  \"-e\", \"TOKEN\",\n  \"image\",\n]}}}";
+    let out = apply(src, &install_with(&["--config", "/c"]), &[]).unwrap();
+    assert!(
+        out.text.contains(
+            "[\n  \"--config\", \"/c\", \"--\", \"docker\", \"run\", \"-i\",\n  \"-e\", \"TOKEN\",\n  \"image\",\n]"
+        ),
+        "{}",
+        out.text
+    );
+    let again = apply(&out.text, &install(), &[]).unwrap();
+    assert_eq!(again.servers[0].status, Status::Rewrapped);
+    assert_eq!(
+        apply(&again.text, &Action::Uninstall, &[]).unwrap().text,
+        src
+    );
+}
+
+#[test]
+fn missing_args_are_added_after_command() {
+    let src =
+        "{\n  \"mcpServers\": {\n    \"x\": {\n      \"command\": \"my-server\"\n    }\n  }\n}\n";
+    let out = apply(src, &install(), &[]).unwrap();
+    assert!(
+        out.text.contains(
+            "\"command\": \"/opt/bin/mcp-errnorm\",\n      \"args\": [\"--\", \"my-server\"]\n"
+        ),
+        "{}",
+        out.text
+    );
+    let back = apply(&out.text, &Action::Uninstall, &[]).unwrap();
+    assert_eq!(
+        value(&back.text)["mcpServers"]["x"],
+        serde_json::json!({"command": "my-server", "args": []})
+    );
+}
+
+#[test]
+fn escapes_and_unicode_survive_the_round_trip() {
+    let src = r#"{"mcpServers": {"w": {"command": "C:\\Program Files\\node.exe", "args": ["\u00e9", "a\/b"]}}}"#;
+    let out = apply(src, &install(), &[]).unwrap();
+    assert_eq!(
+        value(&out.text)["mcpServers"]["w"]["args"],
+        serde_json::json!(["--", "C:\\Program Files\\node.exe", "é", "a/b"])
+    );
+    assert_eq!(apply(&out.text, &Action::Uninstall, &[]).unwrap().text, src);
+}
+
+#[test]
+fn idempotent_and_rewraps_with_new_options() {
+    let src = r#"{"mcpServers": {"a": {"command": "x", "args": []}}}"#;
+    let once = apply(src, &install(), &[]).unwrap();
+    let twice = apply(&once.text, &install(), &[]).unwrap();
+    assert_eq!(twice.servers[0].status, Status::AlreadyWrapped);
+    assert!(!twice.changed());
+    let other = apply(&once.text, &install_with(&["--config", "/c"]), &[]).unwrap();
+    assert_eq!(other.servers[0].status, Status::Rewrapped);
+    assert_eq!(
+        value(&other.text)["mcpServers"]["a"]["args"],
+        serde_json::json!(["--config", "/c", "--", "x"])
+    );
+    assert_eq!(
+        apply(&other.text, &Action::Uninstall, &[]).unwrap().text,
+        src
+    );
+}
+
+#[test]
+fn the_backup_is_restored_only_when_nothing_else_changed() {
+    let original = r#"{"mcpServers": {"a": {"command": "x"}, "b": {"url": "https://h"}}}"#;
+    let installed = apply(original, &install(), &[]).unwrap().text;
+    assert!(restores_backup(&installed, original));
+    let edited = installed.replace("https://h", "https://other");
+    assert!(!restores_backup(&edited, original));
+    // A backup that is itself wrapped is never restored.
+    assert!(!restores_backup(&installed, &installed));
+}
+
+#[test]
+fn crlf_files_get_crlf() {
+    let src = "{\r\n  \"mcpServers\": {\r\n    \"x\": {\r\n      \"command\": \"s\"\r\n    }\r\n  }\r\n}\r\n";
+    let out = apply(src, &install(), &[]).unwrap();
+    assert!(
+        out.text
+            .contains("\"/opt/bin/mcp-errnorm\",\r\n      \"args\": [\"--\", \"s\"]\r\n"),
+        "{:?}",
+        out.text
+    );
+}
+
+#[test]
+fn whole_edit_is_minimal() {
+    let e = whole_edit("abcXYdef", "abcZdef");
+    assert_eq!((e.range, e.text.as_str()), (3..5, "Z"));
+    let e = whole_edit("aaa", "aaaa");
+    assert_eq!((e.range, e.text.as_str()), (3..3, "a"));
+    let e = whole_edit("é1é", "é2é");
+    assert_eq!((e.range, e.text.as_str()), (2..3, "2"));
+}
+
+#[test]
+fn wrapped_detection() {
+    let dashes = [Value::from("--"), Value::from("x")];
+    assert!(is_wrapped("/usr/local/bin/mcp-errnorm", &dashes));
+    assert!(is_wrapped("C:\\bin\\MCP-ERRNORM.EXE", &dashes));
+    assert!(is_wrapped("mcp-errnorm", &dashes));
+    assert!(!is_wrapped("mcp-errnorm", &[Value::from("demo")]));
+    assert!(!is_wrapped("/bin/mcp-errnorm-fork", &dashes));
+}
+
+#[test]
+fn remote_and_commandless_servers_are_left_alone() {
+    let src = r#"{"mcpServers": {
+        "a": {"url": "https://x/mcp"},
+        "b": {"type": "sse", "command": "ignored"},
+        "c": {"serverUrl": "https://y/sse"},
+        "d": {"type": "stdio"}}}"#;
+    let out = apply(src, &install(), &[]).unwrap();
+    let statuses: Vec<_> = out.servers.iter().map(|s| s.status.clone()).collect();
+    assert_eq!(
+        statuses,
+        [
+            Status::Remote,
+            Status::Remote,
+            Status::Remote,
+            Status::NoCommand
+        ]
+    );
+    assert!(!out.changed());
+}
+
+#[test]
+fn selection_and_claude_code_projects() {
+    let src = r#"{"numStartups": 3, "mcpServers": {"a": {"command": "x"}},
+        "projects": {"/w": {"allowedTools": [], "mcpServers": {"b": {"command": "y", "args": ["1"]}}},
+                     "/v": {"history": []}}}"#;
+    let out = apply(src, &install(), &["b".to_string()]).unwrap();
+    assert_eq!(out.servers[0].status, Status::NotSelected);
+    assert_eq!(out.servers[1].table, "projects[\"/w\"].mcpServers");
+    assert_eq!(out.servers[1].status, Status::Wrapped);
+    let v = value(&out.text);
+    assert_eq!(v["mcpServers"]["a"]["command"], "x");
+    assert_eq!(
+        v["projects"]["/w"]["mcpServers"]["b"]["args"],
+        serde_json::json!(["--", "y", "1"])
+    );
+}
+
+#[test]
+fn comments_outside_args_are_kept_inside_refused() {
+    let src = "{\n  // mine\n  \"servers\": {\n    \"t\": { \"command\": \"uvx\", /* keep */ \"args\": [\"a\",], },\n  },\n}\n";
+    let out = apply(src, &install(), &[]).unwrap();
+    assert!(out.text.contains("// mine") && out.text.contains("/* keep */"));
+    assert!(
+        out.text.contains("\"args\": [\"--\", \"uvx\", \"a\",]"),
+        "{}",
+        out.text
+    );
+    assert_eq!(apply(&out.text, &Action::Uninstall, &[]).unwrap().text, src);
+    let inside = "{\"servers\": {\"t\": {\"command\": \"u\", \"args\": [\"a\", // no\n \"b\"]}}}";
+    let e = apply(inside, &install(), &[]).unwrap_err();
+    assert!(
+        e.message.contains("servers.t: a comment inside \"args\""),
+        "{e}"
+    );
+}
+
+#[test]
+fn broken_and_unknown_files_are_errors() {
+    let e = apply("{\"mcpServers\": {", &install(), &[]).unwrap_err();
+    assert!(e.message.contains("not valid JSON"), "{e}");
+    let e = apply("{\"editor.fontSize\": 12}", &install(), &[]).unwrap_err();
+    assert!(
+        e.message.contains("no \"mcpServers\" or \"servers\""),
+        "{e}"
+    );
+    let e = apply("[1]", &install(), &[]).unwrap_err();
+    assert!(e.message.contains("not a JSON object"), "{e}");
+    let e = apply("{\"mcpServers\": []}", &install(), &[]).unwrap_err();
+    assert!(e.message.contains("\"mcpServers\" is not an object"), "{e}");
+    let e = apply(
+        "{\"mcpServers\": {\"a\": {\"command\": \"x\", \"args\": \"-y\"}}}",
+        &install(),
+        &[],
+    )
+    .unwrap_err();
+    assert_eq!(e.message, "mcpServers.a: \"args\" is not an array");
+}

@@ -1,0 +1,352 @@
+//! Following a JSON-RPC line that is streamed rather than held: [`IdScanner`] finds its
+//! top-level id and tells an answer from a request, chunk by chunk, holding only the id's bytes;
+//! [`Mentions`] finds a needle across the chunks' cuts.
+
+/// The longest id [`IdScanner`] keeps, and how much of a key it looks at.
+const MAX_ID: usize = 1024;
+const MAX_KEY: usize = 16;
+
+/// Where the scanner is in the top-level object.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+enum State {
+    /// Before the object, or after a `,`: a key comes next.
+    #[default]
+    Key,
+    /// Reading a key's string.
+    InKey,
+    /// After a key, before its `:`; whether the key is `id`.
+    Colon(bool),
+    /// In a value; whether it is the id's.
+    Value(bool),
+}
+
+/// Follows the top level of a JSON object fed in chunks: finds its `"id"` (holding only the
+/// id's bytes) and notes whether it has a `method` (a request or notification) or a `result` or
+/// `error` (an answer).
+#[derive(Debug, Default)]
+pub struct IdScanner {
+    depth: u32,
+    in_string: bool,
+    escaped: bool,
+    state: State,
+    key: Vec<u8>,
+    value: Vec<u8>,
+    found: Option<Vec<u8>>,
+    id_too_long: bool,
+    has_method: bool,
+    has_outcome: bool,
+}
+
+impl IdScanner {
+    pub fn feed(&mut self, mut bytes: &[u8]) {
+        while let Some((&b, rest)) = bytes.split_first() {
+            self.byte(b);
+            bytes = rest;
+            // Inside a string nobody needs (a result's text, megabytes long), jump to the next
+            // quote or backslash instead of looking at every byte.
+            if self.in_string
+                && !self.escaped
+                && !(self.depth == 1 && self.state != State::Value(false))
+            {
+                let skip = memchr::memchr2(b'"', b'\\', bytes).unwrap_or(bytes.len());
+                bytes = &bytes[skip..];
+            }
+        }
+    }
+
+    fn byte(&mut self, b: u8) {
+        let top = self.depth == 1;
+        // Bounded, so that a hostile line cannot grow them: no id worth matching is longer, and
+        // a key is only compared with short names.
+        if top && self.state == State::Value(true) {
+            if self.value.len() <= MAX_ID {
+                self.value.push(b);
+            } else {
+                self.id_too_long = true;
+            }
+        }
+        if self.in_string {
+            if self.escaped {
+                self.escaped = false;
+            } else if b == b'\\' {
+                self.escaped = true;
+            } else if b == b'"' {
+                self.in_string = false;
+                if top && self.state == State::InKey {
+                    match self.key.as_slice() {
+                        b"method" => self.has_method = true,
+                        b"result" | b"error" => self.has_outcome = true,
+                        _ => {}
+                    }
+                    self.state = State::Colon(self.key == b"id");
+                    return;
+                }
+            }
+            if top && self.state == State::InKey && self.key.len() < MAX_KEY {
+                self.key.push(b);
+            }
+            return;
+        }
+        match b {
+            b'"' => {
+                self.in_string = true;
+                if top && self.state == State::Key {
+                    self.state = State::InKey;
+                    self.key.clear();
+                }
+            }
+            b'{' | b'[' => self.depth += 1,
+            b'}' | b']' => {
+                if top {
+                    self.finish_value(true);
+                }
+                self.depth = self.depth.saturating_sub(1);
+            }
+            b':' if top => {
+                if let State::Colon(is_id) = self.state {
+                    self.state = State::Value(is_id);
+                    self.value.clear();
+                }
+            }
+            b',' if top => {
+                self.finish_value(true);
+                self.state = State::Key;
+            }
+            _ => {}
+        }
+    }
+
+    /// The id's value ends at a `,` or `}` that is itself already in `value`.
+    fn finish_value(&mut self, drop_last: bool) {
+        if self.state == State::Value(true) && self.found.is_none() {
+            if drop_last {
+                self.value.pop();
+            }
+            // An id cut at the bound is no id at all (it must not match a shorter one).
+            self.found = Some(if self.id_too_long {
+                Vec::new()
+            } else {
+                self.value.trim_ascii().to_vec()
+            });
+        }
+    }
+
+    /// The id's raw JSON, once the scanner has passed it.
+    pub fn id(&self) -> Option<&[u8]> {
+        self.found.as_deref().filter(|id| !id.is_empty())
+    }
+
+    /// Whether what was fed so far is an answer: it has a `result` or an `error`, no `method`.
+    pub fn is_answer(&self) -> bool {
+        self.has_outcome && !self.has_method
+    }
+}
+
+/// Whether a needle occurs in bytes fed in chunks, across the cuts.
+pub struct Mentions {
+    finder: memchr::memmem::Finder<'static>,
+    /// The last bytes fed, fewer than the needle's: a needle may start there.
+    tail: Vec<u8>,
+    found: bool,
+}
+
+impl Mentions {
+    pub fn new(needle: &'static [u8]) -> Mentions {
+        Mentions {
+            finder: memchr::memmem::Finder::new(needle),
+            tail: Vec::new(),
+            found: false,
+        }
+    }
+
+    pub fn feed(&mut self, bytes: &[u8]) {
+        if self.found {
+            return;
+        }
+        let keep = self.finder.needle().len() - 1;
+        self.tail.extend_from_slice(&bytes[..bytes.len().min(keep)]);
+        self.found = self.finder.find(&self.tail).is_some() || self.finder.find(bytes).is_some();
+        if bytes.len() >= keep {
+            self.tail.clear();
+            self.tail.extend_from_slice(&bytes[bytes.len() - keep..]);
+        } else {
+            let excess = self.tail.len().saturating_sub(keep);
+            self.tail.drain(..excess);
+        }
+    }
+
+    pub fn found(&self) -> bool {
+        self.found
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn id_of(text: &str, chunk: usize) -> Option<String> {
+        let mut scanner = IdScanner::default();
+        for piece in text.as_bytes().chunks(chunk) {
+            scanner.feed(piece);
+        }
+        scanner
+            .id()
+            .map(|id| String::from_utf8(id.to_vec()).unwrap())
+    }
+
+    #[test]
+    fn finds_the_top_level_id_wherever_it_is() {
+        for chunk in [1, 3, 1000] {
+            assert_eq!(
+                id_of(r#"{"jsonrpc":"2.0","id":42,"result":{"id":7}}"#, chunk).as_deref(),
+                Some("42")
+            );
+            assert_eq!(
+                id_of(r#"{"result":{"content":[{"text":"\"id\":9, }"}],"id":1},"jsonrpc":"2.0","id":"a\"b"}"#, chunk)
+                    .as_deref(),
+                Some(r#""a\"b""#)
+            );
+            assert_eq!(id_of(r#"{ "id" : -3 }"#, chunk).as_deref(), Some("-3"));
+            assert_eq!(id_of(r#"{"result":[1,{"id":2}]}"#, chunk), None);
+        }
+    }
+
+    fn scanned(text: &str, chunk: usize) -> IdScanner {
+        let mut scanner = IdScanner::default();
+        for piece in text.as_bytes().chunks(chunk) {
+            scanner.feed(piece);
+        }
+        scanner
+    }
+
+    #[test]
+    fn tells_answers_from_requests_whatever_the_order() {
+        for chunk in [1, 5, 1000] {
+            let answer = |t| scanned(t, chunk).is_answer();
+            assert!(answer(
+                r#"{"result":{"method":"x"},"jsonrpc":"2.0","id":1}"#
+            ));
+            assert!(answer(r#"{"jsonrpc":"2.0","id":1,"error":{"code":-1}}"#));
+            assert!(!answer(
+                r#"{"jsonrpc":"2.0","id":1,"params":{"result":1},"method":"m"}"#
+            ));
+            assert!(!answer(r#"{"id":1,"result":{},"method":"m"}"#));
+            assert!(!answer(r#"{"id":1,"params":{"error":2}}"#));
+        }
+    }
+
+    #[test]
+    fn an_id_past_the_bound_is_no_id() {
+        let fits = format!("\"{}\"", "a".repeat(MAX_ID - 2));
+        let long = format!("\"{}\"", "a".repeat(MAX_ID - 1));
+        for id in [&fits, &long] {
+            let line = format!(r#"{{"id":{id},"result":{{}}}}"#);
+            let got = scanned(&line, 100).id().map(|i| i.to_vec());
+            let expected = (id.len() <= MAX_ID).then(|| id.as_bytes().to_vec());
+            assert_eq!(got, expected, "id of {} bytes", id.len());
+        }
+        let number = format!(r#"{{"result":{{}},"id":{}}}"#, "1".repeat(MAX_ID + 1));
+        assert_eq!(
+            scanned(&number, 64).id(),
+            None,
+            "cut, it would be another id"
+        );
+    }
+
+    /// Any JSON value, deep enough to hide `id`, `method` and `result` keys below the top.
+    fn any_json() -> impl proptest::strategy::Strategy<Value = serde_json::Value> {
+        use proptest::prelude::*;
+        let leaf = prop_oneof![
+            Just(serde_json::Value::Null),
+            any::<bool>().prop_map(serde_json::Value::from),
+            any::<i64>().prop_map(serde_json::Value::from),
+            "[a-z\"\\\\{}:, \u{e9}]{0,12}".prop_map(serde_json::Value::from),
+        ];
+        leaf.prop_recursive(3, 24, 4, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..4).prop_map(serde_json::Value::from),
+                proptest::collection::vec(
+                    (
+                        prop_oneof![Just("id"), Just("method"), Just("result"), Just("x")],
+                        inner
+                    ),
+                    0..4
+                )
+                .prop_map(|members| {
+                    let map = members
+                        .into_iter()
+                        .map(|(k, v)| (k.to_owned(), v))
+                        .collect();
+                    serde_json::Value::Object(map)
+                }),
+            ]
+        })
+    }
+
+    proptest::proptest! {
+        /// Whatever the object and wherever the cuts fall, the scanner sees the top-level id
+        /// and keys serde sees.
+        #[test]
+        fn the_scanner_agrees_with_serde(
+            members in proptest::collection::vec(
+                (proptest::prop_oneof![
+                    proptest::strategy::Just("id"),
+                    proptest::strategy::Just("method"),
+                    proptest::strategy::Just("result"),
+                    proptest::strategy::Just("error"),
+                    proptest::strategy::Just("jsonrpc"),
+                ], any_json()),
+                0..5,
+            ),
+            spaced in proptest::bool::ANY,
+            chunk in 1usize..40,
+        ) {
+            let mut object = serde_json::Map::new();
+            for (key, value) in members {
+                object.insert(key.to_owned(), value);
+            }
+            let value = serde_json::Value::Object(object.clone());
+            let text = if spaced {
+                serde_json::to_string_pretty(&value).unwrap()
+            } else {
+                value.to_string()
+            };
+            let scanner = scanned(&text, chunk);
+            let id = scanner.id().map(serde_json::from_slice::<serde_json::Value>);
+            match object.get("id") {
+                // Not an id JSON-RPC allows: it must not come out as one that matches.
+                Some(structure) if structure.is_array() || structure.is_object() => {
+                    let seen = id.and_then(Result::ok);
+                    proptest::prop_assert!(!seen.is_some_and(|v| v.is_string() || v.is_number()));
+                }
+                expected => {
+                    let seen = id.map(Result::unwrap);
+                    proptest::prop_assert_eq!(seen.as_ref(), expected);
+                }
+            }
+            let answer = (object.contains_key("result") || object.contains_key("error"))
+                && !object.contains_key("method");
+            proptest::prop_assert_eq!(scanner.is_answer(), answer);
+        }
+    }
+
+    #[test]
+    fn mentions_are_found_across_cuts() {
+        let text = format!(
+            r#"{{"content":[{{"text":"{}"}}],"isError":true}}"#,
+            "z".repeat(300)
+        );
+        for chunk in 1..=12 {
+            let mut mentions = Mentions::new(b"\"isError\"");
+            for piece in text.as_bytes().chunks(chunk) {
+                mentions.feed(piece);
+            }
+            assert!(mentions.found(), "chunks of {chunk}");
+            let mut none = Mentions::new(b"\"isError\"");
+            for piece in text.replace("isError", "isErrxr").as_bytes().chunks(chunk) {
+                none.feed(piece);
+            }
+            assert!(!none.found(), "chunks of {chunk}");
+        }
+    }
+}

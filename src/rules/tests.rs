@@ -1,0 +1,216 @@
+use super::*;
+
+fn load(text: &str) -> Result<RuleSet, Diagnostics> {
+    RuleSet::load(&[SourceFile::new("r.toml", text)], &[])
+}
+
+fn failure(text: &str) -> Failure<'_> {
+    Failure {
+        text,
+        tool: "read_file",
+        source: Source::Result,
+        rpc_code: None,
+    }
+}
+
+#[test]
+fn first_match_wins_by_priority_then_order() {
+    let set = load(
+        r#"
+        [[rule]]
+        id = "a"
+        match = "boom"
+        category = "business"
+        [[rule]]
+        id = "b"
+        match = "boom"
+        category = "permission"
+        [[rule]]
+        id = "c"
+        match = "boom"
+        priority = 5
+        category = "transient"
+        "#,
+    )
+    .unwrap();
+    let ids: Vec<_> = set
+        .matches(failure("boom"))
+        .map(|m| m.rule.id.as_str())
+        .collect();
+    assert_eq!(ids, ["c", "a", "b"]);
+    assert!(set.first_match(failure("nothing")).is_none());
+}
+
+#[test]
+fn filters_on_tool_source_and_code() {
+    let set = load(
+        r#"
+        [[rule]]
+        id = "only-rpc"
+        match = "x"
+        source = "rpc"
+        rpc_codes = [-32602]
+        code = "NOT_FOUND"
+        [[rule]]
+        id = "only-git"
+        tools = ["git_*"]
+        category = "transient"
+        "#,
+    )
+    .unwrap();
+    let mut f = failure("x");
+    assert!(set.first_match(f).is_none());
+    f.source = Source::Rpc;
+    f.rpc_code = Some(-32602);
+    assert_eq!(set.first_match(f).unwrap().rule.id, "only-rpc");
+    f.rpc_code = Some(-32601);
+    assert!(set.first_match(f).is_none());
+    f.tool = "git_status";
+    assert_eq!(set.first_match(f).unwrap().rule.id, "only-git");
+}
+
+#[test]
+fn defaults_fill_in_category_code_and_retryable() {
+    let set = load(
+        r#"
+        [[rule]]
+        id = "nf"
+        match = "nf"
+        code = "NOT_FOUND"
+        [[rule]]
+        id = "t"
+        match = "t"
+        category = "transient"
+        [[rule]]
+        id = "rl"
+        match = "rl"
+        category = "business"
+        code = "RATE_LIMITED"
+        "#,
+    )
+    .unwrap();
+    let rule = |t| set.first_match(failure(t)).unwrap().rule;
+    assert_eq!(
+        (rule("nf").category, rule("nf").retryable),
+        (Category::Validation, false)
+    );
+    assert_eq!(
+        (rule("t").code.as_str(), rule("t").retryable),
+        ("SYSTEM_UNAVAILABLE", true)
+    );
+    assert!(rule("rl").retryable);
+}
+
+#[test]
+fn captures_feed_templates() {
+    let set = load(
+        r#"
+        [[rule]]
+        id = "enoent"
+        match = "ENOENT: no such file or directory, (?P<op>\\w+) '(?P<path>[^']*)'"
+        code = "NOT_FOUND"
+        message = "{tool}: '{path}' does not exist"
+        alternatives = ["list the folder of {path}"]
+        "#,
+    )
+    .unwrap();
+    let m = set
+        .first_match(failure("ENOENT: no such file or directory, open '/a/b'"))
+        .unwrap();
+    assert_eq!(m.message().unwrap(), "read_file: '/a/b' does not exist");
+    assert_eq!(m.alternatives(), ["list the folder of /a/b"]);
+    assert_eq!(m.user_message(), None);
+}
+
+#[test]
+fn user_rules_override_defaults_by_id_and_come_first() {
+    let defaults = [SourceFile::new(
+        "d.toml",
+        "[[rule]]\nid = \"x\"\nmatch = \"e\"\ncategory = \"transient\"\n\
+         [[rule]]\nid = \"y\"\nmatch = \"e\"\ncategory = \"business\"\n",
+    )];
+    let user = [SourceFile::new(
+        "u.toml",
+        "[[rule]]\nid = \"y\"\nenabled = false\ncategory = \"business\"\n\
+         [[rule]]\nid = \"z\"\nmatch = \"e\"\ncategory = \"permission\"\n",
+    )];
+    let set = RuleSet::load(&user, &defaults).unwrap();
+    let ids: Vec<_> = set.rules().iter().map(|r| r.id.as_str()).collect();
+    assert_eq!(ids, ["z", "x"]);
+}
+
+#[test]
+fn embedded_defaults_load() {
+    assert!(!RuleSet::defaults().rules().is_empty());
+}
+
+/// Loading skips compiling the embedded regexes (start-up time); this is what makes that
+/// safe. As user files they get every check: regex syntax and size, placeholders.
+#[test]
+fn embedded_defaults_pass_every_check() {
+    let strict = RuleSet::load(&default_sources(), &[]).unwrap_or_else(|e| panic!("{e}"));
+    for rule in strict.rules() {
+        assert!(rule.user);
+        if let Some(regex) = &rule.regex {
+            regex.get();
+        }
+    }
+    assert_eq!(strict.rules().len(), RuleSet::defaults().rules().len());
+}
+
+#[test]
+fn a_trusted_file_is_only_the_embedded_text() {
+    // The same name with other text gets every check.
+    let name = format!("(embedded) {}", EMBEDDED_DEFAULTS[0].0);
+    let file = SourceFile::new(
+        name,
+        "[[rule]]\nid = \"x\"\nmatch = \"(\"\ncategory = \"business\"\n",
+    );
+    let e = RuleSet::load(&[], &[file]).unwrap_err().to_string();
+    assert!(e.contains("rule 'x': invalid regex in 'match'"), "{e}");
+}
+
+#[test]
+fn the_first_pass_is_built_by_the_first_failure() {
+    let set = load("[[rule]]\nid = \"a\"\nmatch = \"boom\"\ncategory = \"business\"\n").unwrap();
+    assert!(set.first_pass.get().is_none());
+    assert!(set.first_match(failure("boom")).is_some());
+    assert!(set.first_pass.get().is_some_and(Option::is_some));
+}
+
+#[test]
+fn successes_do_not_build_the_first_pass() {
+    let set = load(
+        "[[rule]]\nid = \"s\"\nsource = \"success\"\nmatch = \"^Error: (?P<detail>.+)\"\n\
+         category = \"business\"\n\
+         [[rule]]\nid = \"r\"\nmatch = \"Error\"\ncategory = \"transient\"\n",
+    )
+    .unwrap();
+    let mut success = failure("Error: no such table");
+    success.source = Source::Success;
+    let m = set.first_match(success).unwrap();
+    assert_eq!(
+        (m.rule.id.as_str(), m.value("detail")),
+        ("s", Some("no such table"))
+    );
+    success.text = "3 rows";
+    assert!(set.first_match(success).is_none());
+    assert!(set.first_pass.get().is_none());
+}
+
+#[test]
+fn without_a_first_pass_every_rule_decides_alone() {
+    let set = load(
+        "[[rule]]\nid = \"a\"\nmatch = \"boom\"\ncategory = \"business\"\n\
+         [[rule]]\nid = \"b\"\ncategory = \"transient\"\n",
+    )
+    .unwrap();
+    set.first_pass.set(None).unwrap();
+    let ids = |t| {
+        set.matches(failure(t))
+            .map(|m| m.rule.id.clone())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(ids("a boom"), ["a", "b"]);
+    assert_eq!(ids("calm"), ["b"]);
+}

@@ -1,0 +1,218 @@
+use super::*;
+
+fn raw(s: &str) -> Box<RawValue> {
+    RawValue::from_string(s.to_owned()).unwrap()
+}
+
+fn call(answered: Answered) -> AnsweredCall {
+    match answered {
+        Answered::Call(c) => c,
+        other => panic!("not a call: {other:?}"),
+    }
+}
+
+#[test]
+fn tracks_tool_calls_until_answered() {
+    let mut s = Session::default();
+    let new = s.client_request(
+        &raw("7"),
+        "tools/call",
+        Some(&raw(r#"{"name":"read","arguments":{"path":"/x"}}"#)),
+    );
+    assert_eq!(new.unwrap().tool, "read");
+    assert_eq!(s.pending_len(), 1);
+    let answered = call(s.upstream_answer(&raw("7.0"), None));
+    assert_eq!(answered.call.name, "read");
+    assert_eq!(answered.call.arguments.unwrap().get(), r#"{"path":"/x"}"#);
+    assert_eq!(answered.attempt, 1);
+    assert_eq!(s.pending_len(), 0);
+    assert!(matches!(s.upstream_answer(&raw("7"), None), Answered::Pass));
+}
+
+#[test]
+fn only_answers_nothing_reads_whole_may_stream() {
+    let key = |s: &str| IdKey::new(&raw(s));
+    let none = |_: &str| false;
+    let mut s = Session::default();
+    assert!(s.may_stream(None, none), "nothing pending");
+    let read = s.client_request(&raw("1"), "tools/call", Some(&raw(r#"{"name":"read"}"#)));
+    s.client_request(&raw("2"), "resources/read", None);
+    assert!(s.may_stream(key("1").as_ref(), none));
+    assert!(s.may_stream(key("2").as_ref(), none));
+    assert!(
+        s.may_stream(key("99").as_ref(), none),
+        "an answer nobody waits for passes"
+    );
+    assert!(s.may_stream(None, none));
+    assert!(
+        !s.may_stream(key("1").as_ref(), |t| t == "read"),
+        "a rule reads its successes"
+    );
+    assert!(!s.may_stream(None, |t| t == "read"));
+    // A tools/list answer is read whole; so is any answer whose id comes too late to tell.
+    s.client_request(&raw("3"), "tools/list", None);
+    assert!(!s.may_stream(key("3").as_ref(), none));
+    assert!(!s.may_stream(None, none));
+    assert!(s.may_stream(key("1").as_ref(), none));
+    s.upstream_answer(&raw("3"), None);
+    // A retry goes out under the proxy's id: its answer is read whole, to be answered under
+    // the client's.
+    let failed = call(s.upstream_answer(&raw("1"), None));
+    let (retry, _) = s.retry(failed);
+    assert!(!s.may_stream(Some(&retry), none));
+    assert!(!s.may_stream(None, none));
+    s.expire(read.unwrap().seq).unwrap();
+    assert!(!s.may_stream(Some(&retry), none), "dropped when it comes");
+    assert!(s.may_stream(None, none));
+    // A timed-out call's late answer is dropped, so it is read whole too.
+    let late = s.client_request(&raw("4"), "tools/call", Some(&raw(r#"{"name":"w"}"#)));
+    s.expire(late.unwrap().seq).unwrap();
+    assert!(!s.may_stream(key("4").as_ref(), none));
+    assert!(!s.may_stream(None, none));
+    assert!(s.may_stream(key("5").as_ref(), none));
+}
+
+#[test]
+fn cancelled_and_task_calls_are_not_rewritten() {
+    let mut s = Session::default();
+    s.client_request(&raw(r#""a""#), "tools/call", Some(&raw(r#"{"name":"t"}"#)));
+    let retry = s.client_notification(
+        "notifications/cancelled",
+        Some(&raw(r#"{"requestId":"a","reason":"x"}"#)),
+    );
+    assert!(retry.is_none(), "nothing of the proxy's to cancel");
+    assert!(matches!(
+        s.upstream_answer(&raw(r#""a""#), None),
+        Answered::Pass
+    ));
+    s.client_request(
+        &raw("1"),
+        "tools/call",
+        Some(&raw(r#"{"name":"t","task":{}}"#)),
+    );
+    assert!(matches!(s.upstream_answer(&raw("1"), None), Answered::Pass));
+    assert_eq!(s.pending_len(), 0);
+}
+
+#[test]
+fn learns_tools_and_protocol() {
+    let mut s = Session::default();
+    s.client_request(
+        &raw("0"),
+        "initialize",
+        Some(&raw(r#"{"protocolVersion":"2025-11-25"}"#)),
+    );
+    s.upstream_answer(&raw("0"), Some(&raw(r#"{"protocolVersion":"2025-03-26"}"#)));
+    s.client_request(&raw("1"), "tools/list", None);
+    s.upstream_answer(
+        &raw("1"),
+        Some(&raw(
+            r#"{"tools":[{"name":"a","outputSchema":{"type":"object"},"annotations":{"readOnlyHint":true}},{"name":"b","inputSchema":{}}]}"#,
+        )),
+    );
+    assert!(s.tool("a").unwrap().has_output_schema);
+    assert_eq!(s.tool("a").unwrap().read_only, Some(true));
+    assert!(!s.tool("b").unwrap().has_output_schema);
+
+    s.client_request(
+        &raw("2"),
+        "tools/call",
+        Some(&raw(
+            r#"{"name":"a","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}"#,
+        )),
+    );
+    s.client_request(&raw("3"), "tools/call", Some(&raw(r#"{"name":"b"}"#)));
+    let per_request = call(s.upstream_answer(&raw("2"), None)).protocol;
+    assert!(per_request.has_result_type());
+    let session = call(s.upstream_answer(&raw("3"), None)).protocol;
+    assert_eq!(session, Protocol(Some("2025-03-26".into())));
+    assert!(!session.has_structured_content());
+
+    // A fresh listing replaces the catalog; list_changed forgets it.
+    s.client_request(&raw("4"), "tools/list", Some(&raw("{}")));
+    s.upstream_answer(&raw("4"), Some(&raw(r#"{"tools":[{"name":"c"}]}"#)));
+    assert!(s.tool("a").is_none());
+    assert!(s.tool("c").is_some());
+    s.tools_changed();
+    assert!(s.tool("c").is_none());
+}
+
+#[test]
+fn retries_wait_under_proxy_ids_and_answer_the_client() {
+    let mut s = Session::default();
+    let params = r#"{"name":"t","arguments":{"q":1},"_meta":{"progressToken":"p"}}"#;
+    let seq = s
+        .client_request(&raw("5"), "tools/call", Some(&raw(params)))
+        .unwrap()
+        .seq;
+    let first = call(s.upstream_answer(&raw("5"), None));
+    let (key, line) = s.retry(first);
+    let line = String::from_utf8(line).unwrap();
+    let IdKey::Str(retry_id) = &key else { panic!() };
+    assert_eq!(
+        line,
+        format!("{{\"jsonrpc\":\"2.0\",\"id\":\"{retry_id}\",\"method\":\"tools/call\",\"params\":{params}}}\n")
+    );
+    assert!(s.is_waiting(&key));
+    let retry_raw = raw(&format!("\"{retry_id}\""));
+    let second = call(s.upstream_answer(&retry_raw, None));
+    assert_eq!(
+        second.id.get(),
+        "5",
+        "answers go back under the client's id"
+    );
+    assert_eq!(second.attempt, 2);
+    assert_eq!(second.call.seq, seq);
+    assert!(
+        matches!(s.upstream_answer(&retry_raw, None), Answered::Drop),
+        "never leaks a proxy id"
+    );
+}
+
+#[test]
+fn cancelling_a_retried_call_names_the_retry() {
+    let mut s = Session::default();
+    s.client_request(&raw("5"), "tools/call", Some(&raw(r#"{"name":"t"}"#)));
+    let first = call(s.upstream_answer(&raw("5"), None));
+    let (key, _) = s.retry(first);
+    let to_cancel = s
+        .client_notification("notifications/cancelled", Some(&raw(r#"{"requestId":5}"#)))
+        .unwrap();
+    assert_eq!(IdKey::new(&to_cancel), Some(key.clone()));
+    assert!(!s.is_waiting(&key));
+}
+
+#[test]
+fn expired_calls_drop_their_late_answers() {
+    let mut s = Session::default();
+    let seq = s
+        .client_request(&raw("9"), "tools/call", Some(&raw(r#"{"name":"t"}"#)))
+        .unwrap()
+        .seq;
+    let expired = s.expire(seq).unwrap();
+    assert_eq!(expired.id.get(), "9");
+    assert!(s.expire(seq).is_none());
+    assert!(matches!(s.upstream_answer(&raw("9"), None), Answered::Drop));
+    assert!(
+        matches!(s.upstream_answer(&raw("9"), None), Answered::Pass),
+        "only once"
+    );
+}
+
+#[test]
+fn drains_every_waiting_request() {
+    let mut s = Session::default();
+    s.client_request(&raw("1"), "tools/call", Some(&raw(r#"{"name":"t"}"#)));
+    s.client_request(&raw("2"), "resources/read", None);
+    let mut methods: Vec<_> = s
+        .drain_pending()
+        .into_iter()
+        .map(|u| match u {
+            Unanswered::Call(a) => a.call.name,
+            Unanswered::Request { method, .. } => method,
+        })
+        .collect();
+    methods.sort();
+    assert_eq!(methods, ["resources/read", "t"]);
+    assert_eq!(s.pending_len(), 0);
+}
