@@ -16,6 +16,7 @@ use crate::wire::IdKey;
 
 /// The tables looked up on every message (see `foldhash` in Cargo.toml).
 type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
+type FastSet<K> = HashSet<K, foldhash::fast::RandomState>;
 
 /// The prefix of the ids the proxy gives its own requests (retries). The process id and a
 /// counter follow, so they cannot meet a client's ids by accident.
@@ -142,9 +143,9 @@ pub struct Session {
     /// For each tool call (by `seq`), the key its current attempt waits under.
     calls: FastMap<u64, IdKey>,
     /// Client ids whose late answers are dropped: the proxy answered them (timeout).
-    expired: HashSet<IdKey>,
+    expired: FastSet<IdKey>,
     expired_order: VecDeque<IdKey>,
-    tools: HashMap<String, ToolInfo>,
+    tools: FastMap<String, ToolInfo>,
     /// From `initialize`: the client's request, then the server's answer.
     version: Option<String>,
     /// The client's `initialize` params, to replay to a restarted upstream.

@@ -66,17 +66,15 @@ fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<&'de RawValu
 /// The line as UTF-8 text: itself, or (when it holds invalid UTF-8) its lossy reading, so that
 /// a message with a broken string is still recognised and its request settled. The original
 /// bytes are what gets forwarded.
-pub fn text_of(line: &[u8]) -> std::borrow::Cow<'_, [u8]> {
-    match std::str::from_utf8(line) {
-        Ok(_) => std::borrow::Cow::Borrowed(line),
-        Err(_) => std::borrow::Cow::Owned(String::from_utf8_lossy(line).into_owned().into_bytes()),
-    }
+pub fn text_of(line: &[u8]) -> Cow<'_, str> {
+    String::from_utf8_lossy(line)
 }
 
-/// Reads one line (with or without its line ending) as a JSON-RPC message.
-pub fn parse(line: &[u8]) -> Line<'_> {
-    let Ok(envelope) = serde_json::from_slice::<Envelope>(line) else {
-        return if serde_json::from_slice::<IgnoredAny>(line).is_ok() {
+/// Reads one line (with or without its line ending) as a JSON-RPC message. Text, not bytes:
+/// validated once, its strings need no second check.
+pub fn parse(line: &str) -> Line<'_> {
+    let Ok(envelope) = serde_json::from_str::<Envelope>(line) else {
+        return if serde_json::from_str::<IgnoredAny>(line).is_ok() {
             Line::OtherJson
         } else {
             Line::NotJson
@@ -203,7 +201,7 @@ mod tests {
     use super::*;
 
     fn kind(line: &str) -> &'static str {
-        match parse(line.as_bytes()) {
+        match parse(line) {
             Line::Message(Message::Request { .. }) => "request",
             Line::Message(Message::Notification { .. }) => "notification",
             Line::Message(Message::Response { .. }) => "response",
@@ -257,7 +255,7 @@ mod tests {
     #[test]
     fn method_with_escapes_is_decoded() {
         let Line::Message(Message::Request { method, .. }) =
-            parse(br#"{"id":1,"method":"tools\/call"}"#)
+            parse(r#"{"id":1,"method":"tools\/call"}"#)
         else {
             panic!("not a request")
         };

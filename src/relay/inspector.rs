@@ -372,7 +372,11 @@ impl Inspector {
             ),
             Streamed::Early {
                 may_be_failure: false,
-            } => {}
+            } => tracing::debug!(
+                id = raw.get(),
+                tool = call.call.name,
+                "a long answer streamed through unread"
+            ),
         }
         self.record_outcome(&call.call.name, false);
         if call.attempt > 1 {

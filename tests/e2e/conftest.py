@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from e2e_support import EV_SERVER_JS, FS_SERVER_JS, PROXY, SCHEMA_DIR
+from e2e_support import BIG_TEXT, EV_SERVER_JS, FS_SERVER_JS, PROXY, SCHEMA_DIR
 
 
 @pytest.fixture
@@ -25,7 +25,7 @@ class Sandbox:
 
 @pytest.fixture(scope="session")
 def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Sandbox:
-    """allowed/{hello.txt, empty_dir/, sub/file.txt} and outside/secret.txt, once per session."""
+    """allowed/{hello.txt, big.txt, empty_dir/, sub/file.txt} and outside/secret.txt, once per session."""
     root = tmp_path_factory.mktemp("sandbox").resolve()
     allowed = root / "allowed"
     outside = root / "outside"
@@ -33,6 +33,7 @@ def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Sandbox:
     (allowed / "sub").mkdir()
     outside.mkdir()
     (allowed / "hello.txt").write_text("hello world\n")
+    (allowed / "big.txt").write_text(BIG_TEXT, encoding="utf-8")
     (allowed / "sub" / "file.txt").write_text("a file in a subdirectory\n")
     (outside / "secret.txt").write_text("not for you\n")
     return Sandbox(root, allowed, outside)

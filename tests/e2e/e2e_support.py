@@ -30,6 +30,10 @@ NODE = shutil.which("node") or "node"
 FS_SERVER_JS = NODE_MODULES / "@modelcontextprotocol" / "server-filesystem" / "dist" / "index.js"
 EV_SERVER_JS = NODE_MODULES / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
 
+# A file far over the proxy's stream_answers_over (64 KiB), with what JSON must escape and
+# what UTF-8 spells in several bytes: reading it checks that a long answer streams through whole.
+BIG_TEXT = "".join(f'line {i}: "quoted" back\\slash\ttab \u00e9\u2713\U0001f389\n' for i in range(15000))
+
 ERROR_META_KEY = "mcp-errnorm/error"
 CANONICAL_KEYS = {
     "errorCategory",

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { after, before, test } from 'node:test';
 
 import {
-    ALREADY_EXISTS, NOT_FOUND, PERMISSION, TEST_TIMEOUT_MS, VALIDATION,
+    ALREADY_EXISTS, BIG_TEXT, NOT_FOUND, PERMISSION, TEST_TIMEOUT_MS, VALIDATION,
     assertClosedPromptly, assertSameSuccess, checkPrerequisites, checkRewritten, describe,
     directAndProxied, fsCmd, makeSandbox, pretty, proxyCmd, upstreamText, withClient,
 } from './helpers.mjs';
@@ -23,6 +23,7 @@ test('filesystem: tools/list and successful results are unchanged through the pr
         ['list_directory', { path: path.join(sb.allowed, 'empty_dir') }],
         ['search_files', { path: sb.allowed, pattern: 'zzz-no-such-name' }],
         ['list_allowed_directories', {}],
+        ['read_text_file', { path: path.join(sb.allowed, 'big.txt') }],
     ];
     const run = async (c) => {
         const tools = await c.listTools();
@@ -36,6 +37,7 @@ test('filesystem: tools/list and successful results are unchanged through the pr
     assert.deepStrictEqual(p.value.tools, d.value.tools, `tools/list differs through the proxy:\n${pretty(p.value.tools)}`);
     assert.deepStrictEqual(p.value.version, d.value.version);
     assert.equal(d.value.results[0].result.content[0].text, 'hello world\n');
+    assert.equal(d.value.results.at(-1).result.content[0].text, BIG_TEXT);
     d.value.results.forEach((dr, i) => assertSameSuccess(dr, p.value.results[i]));
 });
 

@@ -59,7 +59,13 @@ export const proxyCmd = (server, profile) => [PROXY, ...(profile ? ['--profile',
 
 export const pretty = (v) => JSON.stringify(v, null, 2);
 
-/** allowed/{hello.txt, empty_dir/, sub/file.txt} and outside/secret.txt in a fresh temporary dir. */
+/**
+ * A file far over the proxy's stream_answers_over (64 KiB), with what JSON must escape and what
+ * UTF-8 spells in several bytes: reading it checks that a long answer streams through whole.
+ */
+export const BIG_TEXT = Array.from({ length: 15000 }, (_, i) => `line ${i}: "quoted" back\\slash\ttab \u00e9\u2713\u{1f389}\n`).join('');
+
+/** allowed/{hello.txt, big.txt, empty_dir/, sub/file.txt} and outside/secret.txt in a fresh temporary dir. */
 export function makeSandbox() {
     const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'mcp-errnorm-e2e-')));
     const allowed = path.join(root, 'allowed');
@@ -68,6 +74,7 @@ export function makeSandbox() {
     fs.mkdirSync(path.join(allowed, 'sub'));
     fs.mkdirSync(outside);
     fs.writeFileSync(path.join(allowed, 'hello.txt'), 'hello world\n');
+    fs.writeFileSync(path.join(allowed, 'big.txt'), BIG_TEXT);
     fs.writeFileSync(path.join(allowed, 'sub', 'file.txt'), 'a file in a subdirectory\n');
     fs.writeFileSync(path.join(outside, 'secret.txt'), 'not for you\n');
     return { root, allowed, outside, cleanup: () => fs.rmSync(root, { recursive: true, force: true }) };

@@ -12,6 +12,7 @@ import pytest
 
 from e2e_support import (
     ALREADY_EXISTS,
+    BIG_TEXT,
     MODES,
     NOT_FOUND,
     PERMISSION,
@@ -76,6 +77,7 @@ async def test_successes_pass_through_unchanged(mode, sandbox):
         ("list_directory", {"path": f"{sandbox.allowed}/empty_dir"}),
         ("search_files", {"path": str(sandbox.allowed), "pattern": "zzz-no-such-name"}),
         ("list_allowed_directories", {}),
+        ("read_text_file", {"path": f"{sandbox.allowed}/big.txt"}),
     ]
     with anyio.fail_after(TEST_TIMEOUT_SECONDS):
         async with connect(fs_cmd(sandbox.allowed), mode, "direct") as d:
@@ -90,6 +92,7 @@ async def test_successes_pass_through_unchanged(mode, sandbox):
         f"tools/list differs through the proxy:\n{pretty(tools_as_json(proxy_tools))}"
     )
     assert direct[0].result.content[0].text == "hello world\n"
+    assert direct[-1].result.content[0].text == BIG_TEXT
     for dr, pr in zip(direct, proxied):
         assert_same_success(dr, pr)
 
