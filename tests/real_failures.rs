@@ -65,12 +65,12 @@ fn through_proxy(record: &Value) -> Option<Value> {
     let rewriter = &*REWRITER;
     let mut session = Session::default();
     let request = record["request_raw"].as_str().unwrap();
-    let Line::Message(Message::Request { id, method, params }) = wire::parse(&request) else {
+    let Line::Message(Message::Request { id, method, params }) = wire::parse(request) else {
         panic!("not a request: {request}")
     };
     session.client_request(id, &method, params);
     let response = record["response_raw"].as_str().unwrap();
-    let (id, answer) = match wire::parse(&response) {
+    let (id, answer) = match wire::parse(response) {
         Line::Message(Message::Response { id, result }) => (id, Answer::Result(result)),
         Line::Message(Message::ErrorResponse { id, error }) => (id, Answer::Error(error)),
         _ => panic!("not a response: {response}"),
