@@ -1,7 +1,8 @@
 //! Transparency as a property: for any sequence of messages (requests, notifications, responses
 //! with odd ids, successes, failures, garbage lines), what comes out equals what went in, except
 //! the answers to `tools/call` that are failures, which are rewritten (and non-JSON lines from the
-//! upstream, which are kept off the protocol stream by default).
+//! upstream, which are kept off the protocol stream by default). Through the binary, answers
+//! long enough to stream (`stream_answers_over`) pass as they came, failures included.
 //!
 //! Two levels:
 //! - the library: the per-line steps the relay takes, composed from the public core
@@ -175,6 +176,9 @@ fn steps(max: usize) -> impl Strategy<Value = Vec<Step>> {
 struct Oracle {
     /// Client requests in flight: id key -> is it a `tools/call` whose failure may be rewritten.
     pending: HashMap<IdKey, bool>,
+    /// Through the binary, answers this long stream to the client unread (`stream_answers_over`,
+    /// with nothing pending that must be read whole): they settle their request unchanged.
+    streams_over: Option<usize>,
 }
 
 /// What must happen to an upstream line.
@@ -246,6 +250,9 @@ impl Oracle {
             return Expect::Same;
         };
         if self.pending.remove(&key) != Some(true) {
+            return Expect::Same;
+        }
+        if self.streams_over.is_some_and(|limit| line.len() > limit) {
             return Expect::Same;
         }
         let failure = match (result, error) {
@@ -348,7 +355,10 @@ proptest! {
     #[test]
     fn library_output_equals_input_except_rewritten_failures(steps in steps(40)) {
         let inspector = inspector();
-        let mut oracle = Oracle { pending: HashMap::new() };
+        let mut oracle = Oracle {
+            pending: HashMap::new(),
+            streams_over: None,
+        };
         for step in &steps {
             match step {
                 Step::Client(line) => {
@@ -386,11 +396,21 @@ proptest! {
 /// One emitted batch: lines the fixture writes in answer to an `emit` call (`{ID}` is the call's
 /// own id), so any answer, notification or garbage reaches the proxy from a real process.
 fn emitted_line() -> impl Strategy<Value = String> {
-    prop_oneof![
-        4 => (answer_body(), any::<bool>()).prop_map(|(body, id_first)| if id_first {
+    let answer = |body: String, id_first: bool| {
+        if id_first {
             format!(r#"{{"jsonrpc":"2.0","id":{{ID}},{body}}}"#)
         } else {
             format!(r#"{{{body},"jsonrpc":"2.0","id":{{ID}}}}"#)
+        }
+    };
+    prop_oneof![
+        4 => (answer_body(), any::<bool>()).prop_map(move |(body, id_first)| answer(body, id_first)),
+        // Long enough to stream: a failure this long passes as it came.
+        1 => (any::<bool>(), any::<bool>()).prop_map(move |(failure, id_first)| {
+            let pad = lit(&format!("fetch failed {}", "x".repeat(150_000)));
+            let flag = if failure { r#","isError":true"# } else { "" };
+            let body = format!(r#""result":{{"content":[{{"type":"text","text":{pad}}}]{flag}}}"#);
+            answer(body, id_first)
         }),
         2 => upstream_line(),
     ]
@@ -420,6 +440,9 @@ fn run_binary(batches: &[Vec<String>]) -> Result<(), TestCaseError> {
     // Ids 1000.. are the emit calls' own; the lines they carry may answer them or anything else.
     let mut oracle = Oracle {
         pending: HashMap::new(),
+        // Twice the 64 KiB default: a pipe holds 64 KiB, so no read can bring a line this long
+        // from under the threshold to its end, and the proxy always lets it go.
+        streams_over: Some(128 << 10),
     };
     let mut expected: Vec<(Expect, String)> = Vec::new();
     for (n, batch) in batches.iter().enumerate() {
