@@ -28,6 +28,9 @@ use crate::template::Template;
 #[derive(Debug)]
 pub(crate) struct LazyRegex {
     pub(crate) pattern: String,
+    /// Whether the pattern may have named groups (read from its text, erring towards yes): a
+    /// rule without them learns nothing from its own search once the first pass found it.
+    named_groups: bool,
     compiled: OnceLock<Regex>,
 }
 
@@ -44,6 +47,7 @@ impl LazyRegex {
     pub(crate) fn unchecked(pattern: &str) -> LazyRegex {
         LazyRegex {
             pattern: pattern.to_owned(),
+            named_groups: pattern.contains("(?P<") || pattern.contains("(?<"),
             compiled: OnceLock::new(),
         }
     }
@@ -337,14 +341,17 @@ impl RuleSet {
             _ => self.first_pass().map(|pass| pass.matches(failure.text)),
         };
         self.rules.iter().filter_map(move |rule| {
-            let missed = match (&hits, rule.set_index) {
-                (Some(hits), Some(i)) => !hits.matched(i),
-                _ => false,
+            let found = match (&hits, rule.set_index) {
+                (Some(hits), Some(i)) => Some(hits.matched(i)),
+                _ => None,
             };
-            if missed || !rule.applies_to(&failure) {
+            if found == Some(false) || !rule.applies_to(&failure) {
                 return None;
             }
             let captures = match &rule.regex {
+                // Found by the first pass, and no named group to read: searching again would
+                // only say yes.
+                Some(regex) if found == Some(true) && !regex.named_groups => None,
                 Some(regex) => Some(regex.get().captures(failure.text)?),
                 None => None,
             };
