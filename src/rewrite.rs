@@ -430,12 +430,13 @@ impl Rewriter {
 }
 
 fn attempted_query(answered: &AnsweredCall) -> Option<AttemptedQuery> {
-    let arguments = answered
-        .call
-        .arguments
-        .as_ref()
-        .and_then(|raw| serde_json::from_str(raw.get()).ok())
-        .unwrap_or(Value::Null);
+    #[derive(Deserialize)]
+    struct Arguments {
+        #[serde(default)]
+        arguments: Value,
+    }
+    let arguments = serde_json::from_str::<Arguments>(answered.call.params.get())
+        .map_or(Value::Null, |a| a.arguments);
     Some(AttemptedQuery {
         tool: answered.call.name.clone(),
         arguments,

@@ -7,6 +7,7 @@
 //! own id space (its requests to the client) never meets this table.
 
 use std::collections::{HashMap, HashSet, VecDeque};
+use std::sync::Arc;
 
 use serde::de::IgnoredAny;
 use serde::Deserialize;
@@ -26,7 +27,7 @@ const EXPIRED_MEMORY: usize = 4096;
 
 /// The protocol version a message is exchanged under, which decides what a result may carry.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Protocol(pub Option<String>);
+pub struct Protocol(pub Option<Arc<str>>);
 
 impl Protocol {
     /// `structuredContent` exists since 2025-06-18. An unknown version gets it: clients of older
@@ -45,8 +46,8 @@ impl Protocol {
 #[derive(Debug, Clone)]
 pub struct ToolCall {
     pub name: String,
-    pub arguments: Option<Box<RawValue>>,
-    /// The request's params as the client sent them, for sending it again.
+    /// The request's params as the client sent them, for sending it again (and the arguments
+    /// in them, read only when a failure shows them).
     pub params: Box<RawValue>,
     /// Set by a 2026-07-28 request's `_meta`, which overrides the session's version.
     pub protocol_version: Option<String>,
@@ -64,8 +65,8 @@ pub struct Pending {
     pub kind: PendingKind,
     /// 1 for the client's own request, 2 and up for the proxy's retries of it.
     pub attempt: u32,
-    /// The id the upstream was asked under (differs from `id` for retries).
-    pub upstream_id: Box<RawValue>,
+    /// The id the upstream was asked under, for a retry; `None`: the client's own.
+    pub upstream_id: Option<Box<RawValue>>,
 }
 
 #[derive(Debug)]
@@ -110,12 +111,19 @@ pub struct ToolInfo {
 pub struct AnsweredCall {
     /// The id as the client spelled it: an answer goes back under the client's own id.
     pub id: Box<RawValue>,
-    /// The id the upstream answered under: the client's, or a retry's.
-    pub upstream_id: Box<RawValue>,
+    /// The id the upstream answered under, for a retry; `None`: the client's own.
+    pub upstream_id: Option<Box<RawValue>>,
     pub call: ToolCall,
     pub tool: Option<ToolInfo>,
     pub protocol: Protocol,
     pub attempt: u32,
+}
+
+impl AnsweredCall {
+    /// The id the upstream was asked under.
+    pub fn upstream_id(&self) -> &RawValue {
+        self.upstream_id.as_deref().unwrap_or(&self.id)
+    }
 }
 
 /// What an upstream answer is to the session.
@@ -147,7 +155,7 @@ pub struct Session {
     expired_order: VecDeque<IdKey>,
     tools: FastMap<String, ToolInfo>,
     /// From `initialize`: the client's request, then the server's answer.
-    version: Option<String>,
+    version: Option<Arc<str>>,
     /// The client's `initialize` params, to replay to a restarted upstream.
     init_params: Option<Box<RawValue>>,
     next_seq: u64,
@@ -156,8 +164,6 @@ pub struct Session {
 #[derive(Deserialize)]
 struct CallParams {
     name: String,
-    #[serde(default)]
-    arguments: Option<Box<RawValue>>,
     #[serde(default)]
     task: Option<IgnoredAny>,
     #[serde(rename = "_meta", default)]
@@ -239,7 +245,6 @@ impl Session {
                     });
                     PendingKind::ToolCall(ToolCall {
                         name: p.name,
-                        arguments: p.arguments,
                         params: raw.to_owned(),
                         protocol_version: p.meta.and_then(|m| m.protocol_version),
                         task: p.task.is_some(),
@@ -256,7 +261,7 @@ impl Session {
             },
             "initialize" => {
                 if let Some(v) = parse::<VersionField>(params).and_then(|v| v.protocol_version) {
-                    self.version = Some(v);
+                    self.version = Some(v.into());
                 }
                 self.init_params = params.map(ToOwned::to_owned);
                 PendingKind::Initialize
@@ -269,7 +274,7 @@ impl Session {
             id: id.to_owned(),
             kind,
             attempt: 1,
-            upstream_id: id.to_owned(),
+            upstream_id: None,
         };
         self.expired.remove(&key);
         if let Some(old) = self.pending.insert(key, pending) {
@@ -315,7 +320,7 @@ impl Session {
         if let PendingKind::ToolCall(call) = &pending.kind {
             self.calls.remove(&call.seq);
         }
-        (pending.attempt > 1).then_some(pending.upstream_id)
+        pending.upstream_id
     }
 
     /// Looks up what an upstream answer answers, and forgets the request.
@@ -348,7 +353,7 @@ impl Session {
             }
             PendingKind::Initialize => {
                 if let Some(v) = parse::<VersionField>(result).and_then(|v| v.protocol_version) {
-                    self.version = Some(v);
+                    self.version = Some(v.into());
                 }
                 Answered::Pass
             }
@@ -401,7 +406,7 @@ impl Session {
                 id: failed.id,
                 kind: PendingKind::ToolCall(failed.call),
                 attempt: failed.attempt + 1,
-                upstream_id: raw_id,
+                upstream_id: Some(raw_id),
             },
         );
         (key, line)
@@ -464,7 +469,7 @@ impl Session {
     fn answered(
         &self,
         id: Box<RawValue>,
-        upstream_id: Box<RawValue>,
+        upstream_id: Option<Box<RawValue>>,
         call: ToolCall,
         attempt: u32,
     ) -> AnsweredCall {
@@ -474,7 +479,8 @@ impl Session {
             tool: self.tools.get(&call.name).cloned(),
             protocol: Protocol(
                 call.protocol_version
-                    .clone()
+                    .as_deref()
+                    .map(Arc::from)
                     .or_else(|| self.version.clone()),
             ),
             call,

@@ -418,7 +418,7 @@ impl Inspector {
                     tracing::warn!(tool = %call.call.name, "no answer in time: cancelled");
                     effects
                         .to_upstream
-                        .push(cancel_line(&call.upstream_id, "timeout"));
+                        .push(cancel_line(call.upstream_id(), "timeout"));
                     let rewritten = self.rewriter.load().timed_out(&call, limit);
                     effects
                         .to_client

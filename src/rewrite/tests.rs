@@ -35,11 +35,10 @@ fn rewriter(profile: Profile) -> Rewriter {
 fn answered(version: Option<&str>, has_output_schema: bool) -> AnsweredCall {
     AnsweredCall {
         id: raw("1"),
-        upstream_id: raw("1"),
+        upstream_id: None,
         attempt: 1,
         call: ToolCall {
             name: "read".into(),
-            arguments: Some(raw(r#"{"path":"/x"}"#)),
             params: raw(r#"{"name":"read","arguments":{"path":"/x"}}"#),
             protocol_version: None,
             task: false,
@@ -49,7 +48,7 @@ fn answered(version: Option<&str>, has_output_schema: bool) -> AnsweredCall {
             has_output_schema,
             ..ToolInfo::default()
         }),
-        protocol: Protocol(version.map(str::to_owned)),
+        protocol: Protocol(version.map(Into::into)),
     }
 }
 

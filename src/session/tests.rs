@@ -23,7 +23,10 @@ fn tracks_tool_calls_until_answered() {
     assert_eq!(s.pending_len(), 1);
     let answered = call(s.upstream_answer(&raw("7.0"), None));
     assert_eq!(answered.call.name, "read");
-    assert_eq!(answered.call.arguments.unwrap().get(), r#"{"path":"/x"}"#);
+    assert_eq!(
+        answered.call.params.get(),
+        r#"{"name":"read","arguments":{"path":"/x"}}"#
+    );
     assert_eq!(answered.attempt, 1);
     assert_eq!(s.pending_len(), 0);
     assert!(matches!(s.upstream_answer(&raw("7"), None), Answered::Pass));
