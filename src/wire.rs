@@ -116,6 +116,9 @@ pub fn parse(line: &str) -> Line<'_> {
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum IdKey {
     Str(String),
+    /// An integral number (the usual id), kept as a number: no allocation.
+    Int(i64),
+    /// Any other number, by its canonical text.
     Num(String),
 }
 
@@ -123,32 +126,31 @@ impl IdKey {
     /// The key for a raw id, or `None` for an id that is neither a string nor a number.
     pub fn new(raw: &RawValue) -> Option<IdKey> {
         let text = raw.get();
-        // The usual id, a plain non-negative integer, is its own canonical spelling: no need to
-        // parse it (at most 18 digits fit an i64; a leading zero is no JSON number).
+        // The usual id, a plain non-negative integer: no need for the JSON parser (at most 18
+        // digits fit an i64; a leading zero is no JSON number).
         let plain = text.len() <= 18
             && text.bytes().all(|b| b.is_ascii_digit())
             && (text == "0" || !text.starts_with('0'));
         if plain && !text.is_empty() {
-            return Some(IdKey::Num(text.to_owned()));
+            return text.parse().ok().map(IdKey::Int);
         }
         if text.starts_with('"') {
             return serde_json::from_str::<String>(text).ok().map(IdKey::Str);
         }
         let number = serde_json::from_str::<serde_json::Number>(text).ok()?;
-        let canonical = if let Some(i) = number.as_i64() {
-            i.to_string()
+        Some(if let Some(i) = number.as_i64() {
+            IdKey::Int(i)
         } else if let Some(u) = number.as_u64() {
-            u.to_string()
+            IdKey::Num(u.to_string())
         } else {
             match number.as_f64() {
                 // Integral floats within f64's exact range compare equal to integers in JS.
                 Some(f) if f.fract() == 0.0 && f.abs() < 9_007_199_254_740_992.0 => {
-                    (f as i64).to_string()
+                    IdKey::Int(f as i64)
                 }
-                _ => number.to_string(),
+                _ => IdKey::Num(number.to_string()),
             }
-        };
-        Some(IdKey::Num(canonical))
+        })
     }
 }
 
@@ -272,15 +274,19 @@ mod tests {
         assert_eq!(key(r#""a""#), key(r#""\u0061""#));
         assert_eq!(key("1"), key("1.0"));
         assert_ne!(key("1"), key(r#""1""#));
-        assert_eq!(key("0"), Some(IdKey::Num("0".into())));
+        assert_eq!(key("0"), Some(IdKey::Int(0)));
         assert_eq!(
             key("123456789012345678901234567890"),
             key("123456789012345678901234567890")
         );
         assert_eq!(key("{}"), None);
-        assert_eq!(key("42"), Some(IdKey::Num("42".into())));
+        assert_eq!(key("42"), Some(IdKey::Int(42)));
         assert_eq!(key("-0"), key("0"));
+        assert_eq!(key("-7"), key("-7.0"));
         assert_eq!(key("1.0e3"), key("1000"));
+        assert_eq!(key("18446744073709551615"), key("18446744073709551615"));
+        assert_ne!(key("18446744073709551615"), key("-1"));
+        assert_eq!(key("0.5"), Some(IdKey::Num("0.5".into())));
     }
 
     #[test]
