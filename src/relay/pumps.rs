@@ -406,13 +406,7 @@ fn stream_to_client(
     reader: &mut LineReader<File>,
     first: Vec<u8>,
 ) -> Result<Effects, PumpEnd> {
-    let why = if first.len() >= io.max_line {
-        Streamed::OverLimit
-    } else {
-        Streamed::Early {
-            may_be_failure: false,
-        }
-    };
+    let over_limit = first.len() >= io.max_line;
     let mut scanner = IdScanner::default();
     let mut mentions = Mentions::new(b"\"isError\"");
     let mut out = io.client.lock();
@@ -442,11 +436,12 @@ fn stream_to_client(
         return Err(PumpEnd::ClientGone);
     }
     drop(out);
-    let why = match why {
-        Streamed::Early { .. } => Streamed::Early {
+    let why = if over_limit {
+        Streamed::OverLimit
+    } else {
+        Streamed::Early {
             may_be_failure: mentions.found(),
-        },
-        over => over,
+        }
     };
     Ok(io.inspector.streamed_line(&scanner, why))
 }
