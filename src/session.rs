@@ -363,7 +363,8 @@ impl Session {
 
     /// Whether a long answer may stream to the client unread, given its id if that came before
     /// the cut: only when nothing the proxy must read whole could be in it (a `tools/list`, an
-    /// `initialize`, a retry's answer, one to drop, a success some rule reads, by `inspects`).
+    /// `initialize`, a retry's answer, a success some rule reads, by `inspects`; and, when the
+    /// id is known, one to drop).
     /// A tool call's failure that streams is not rewritten: the price of not holding it.
     pub fn may_stream(&self, id: Option<&IdKey>, inspects: impl Fn(&str) -> bool) -> bool {
         let streamable = |p: &Pending| {
@@ -380,8 +381,11 @@ impl Session {
                 None => !is_proxy_id(key) && !self.expired.contains(key),
             },
             // The id comes later (servers on the TypeScript SDK write it last): it could be any
-            // of them. Only for long lines, so walking the table is cheap beside them.
-            None => self.expired.is_empty() && self.pending.values().all(streamable),
+            // of them. Only for long lines, so walking the table is cheap beside them. A late
+            // answer to a timed-out call may then reach the client after its TIMEOUT error, as
+            // an answer to an id it no longer waits for (clients ignore those): holding every
+            // long answer for the rest of the session after one timeout would cost more.
+            None => self.pending.values().all(streamable),
         }
     }
 
