@@ -2,8 +2,9 @@
 //! top-level id and tells an answer from a request, chunk by chunk, holding only the id's bytes;
 //! [`Mentions`] finds a needle across the chunks' cuts.
 
-/// The longest id [`IdScanner`] keeps, and how much of a key it looks at.
+/// The longest id [`IdScanner`] keeps: no id worth matching is longer.
 const MAX_ID: usize = 1024;
+/// How much of a key [`IdScanner`] keeps: keys are only compared with short names.
 const MAX_KEY: usize = 16;
 
 /// Where the scanner is in the top-level object.
@@ -56,8 +57,7 @@ impl IdScanner {
 
     fn byte(&mut self, b: u8) {
         let top = self.depth == 1;
-        // Bounded, so that a hostile line cannot grow them: no id worth matching is longer, and
-        // a key is only compared with short names.
+        // Bounded, so that a hostile line cannot grow them.
         if top && self.state == State::Value(true) {
             if self.value.len() <= MAX_ID {
                 self.value.push(b);
