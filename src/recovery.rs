@@ -190,6 +190,19 @@ impl Policy {
     }
 }
 
+impl Policy {
+    /// The defaults with local retries off: every failure is answered at once. For the tools
+    /// that check what passes and what is rewritten (the property tests, the fuzzer).
+    pub fn without_retries() -> Policy {
+        let retry = RetryConfig {
+            attempts: 0,
+            ..RetryConfig::default()
+        };
+        Policy::new(retry, TimeoutConfig::default(), BreakerConfig::default())
+            .expect("the defaults are valid")
+    }
+}
+
 impl Default for Policy {
     fn default() -> Self {
         Policy::new(

@@ -300,49 +300,51 @@ fn write_result(
     error: &StructuredError,
 ) -> Vec<u8> {
     let mut out = Vec::with_capacity(4 * shown.len() + 256);
+    object(&mut out, result, |out, key, value| match key {
+        "content" => {
+            out.extend_from_slice(br#"[{"type":"text","text":"#);
+            json_string_of_json(out, shown);
+            out.push(b'}');
+            for block in kept_blocks {
+                out.push(b',');
+                json(out, block);
+            }
+            out.push(b']');
+        }
+        "structuredContent" if structured => out.extend_from_slice(shown),
+        "_meta" => {
+            let Value::Object(meta) = value else {
+                unreachable!("finish makes `_meta` an object")
+            };
+            object(out, meta, |out, key, value| {
+                if key == META_KEY {
+                    json(out, error);
+                } else {
+                    json(out, value);
+                }
+            });
+        }
+        _ => json(out, value),
+    });
+    out
+}
+
+/// Appends a JSON object with the members of `map`, each value written by `value`.
+fn object(
+    out: &mut Vec<u8>,
+    map: &Map<String, Value>,
+    mut value: impl FnMut(&mut Vec<u8>, &str, &Value),
+) {
     out.push(b'{');
-    for (i, (key, value)) in result.iter().enumerate() {
+    for (i, (key, member)) in map.iter().enumerate() {
         if i > 0 {
             out.push(b',');
         }
-        json(&mut out, key);
+        json(out, key);
         out.push(b':');
-        match key.as_str() {
-            "content" => {
-                out.extend_from_slice(br#"[{"type":"text","text":"#);
-                json_string_of_json(&mut out, shown);
-                out.push(b'}');
-                for block in kept_blocks {
-                    out.push(b',');
-                    json(&mut out, block);
-                }
-                out.push(b']');
-            }
-            "structuredContent" if structured => out.extend_from_slice(shown),
-            "_meta" => {
-                let Value::Object(meta) = value else {
-                    unreachable!("finish makes `_meta` an object")
-                };
-                out.push(b'{');
-                for (j, (key, value)) in meta.iter().enumerate() {
-                    if j > 0 {
-                        out.push(b',');
-                    }
-                    json(&mut out, key);
-                    out.push(b':');
-                    if key == META_KEY {
-                        json(&mut out, error);
-                    } else {
-                        json(&mut out, value);
-                    }
-                }
-                out.push(b'}');
-            }
-            _ => json(&mut out, value),
-        }
+        value(out, key, member);
     }
     out.push(b'}');
-    out
 }
 
 /// Appends `bytes`, JSON that serde_json wrote, as a JSON string, byte for byte as

@@ -21,7 +21,7 @@ use std::process::{Command, Stdio};
 use std::sync::LazyLock;
 
 use mcp_errnorm::config::{Flags, Settings};
-use mcp_errnorm::recovery::{BreakerConfig, Policy, RetryConfig, TimeoutConfig};
+use mcp_errnorm::recovery::Policy;
 use mcp_errnorm::relay::Inspector;
 use mcp_errnorm::rewrite::Rewriter;
 use mcp_errnorm::wire::IdKey;
@@ -321,13 +321,7 @@ fn rewriter() -> Rewriter {
 /// The relay's per-line logic, as the pumps drive it, without local retries: this is about what
 /// passes and what is rewritten, not about recovery (`tests/recovery.rs`).
 fn inspector() -> Inspector {
-    let retry = RetryConfig {
-        attempts: 0,
-        ..RetryConfig::default()
-    };
-    let policy = Policy::new(retry, TimeoutConfig::default(), BreakerConfig::default())
-        .expect("a valid policy");
-    Inspector::new(rewriter(), policy)
+    Inspector::new(rewriter(), Policy::without_retries())
 }
 
 /// What the upstream receives for a client line (the client, nothing).

@@ -9,7 +9,7 @@ use std::sync::LazyLock;
 
 use libfuzzer_sys::fuzz_target;
 use mcp_errnorm::config::{Flags, Settings};
-use mcp_errnorm::recovery::{BreakerConfig, Policy, RetryConfig, TimeoutConfig};
+use mcp_errnorm::recovery::Policy;
 use mcp_errnorm::relay::Inspector;
 use mcp_errnorm::rewrite::Rewriter;
 use mcp_errnorm::wire::IdKey;
@@ -23,13 +23,7 @@ static REWRITER: LazyLock<Rewriter> = LazyLock::new(|| {
 
 /// The relay's per-line logic, without local retries (a retried failure answers nothing yet).
 fn inspector() -> Inspector {
-    let retry = RetryConfig {
-        attempts: 0,
-        ..RetryConfig::default()
-    };
-    let policy = Policy::new(retry, TimeoutConfig::default(), BreakerConfig::default())
-        .expect("a valid policy");
-    Inspector::new(REWRITER.clone(), policy)
+    Inspector::new(REWRITER.clone(), Policy::without_retries())
 }
 
 fuzz_target!(|data: &[u8]| {

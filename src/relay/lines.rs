@@ -11,16 +11,8 @@ pub enum Read {
     /// A whole line (with its `\n`, unless the input ended without one).
     Line(Vec<u8>),
     /// The start of a line to stream: the first `limit` bytes of a longer one, or what was here
-    /// when the caller let it go early. The rest follows through [`Chunk`]s.
+    /// when the caller let it go early. The rest follows through [`LineReader::pass_rest`].
     Long(Vec<u8>),
-    Eof,
-}
-
-/// The next piece of a [`Read::Long`] line.
-#[derive(Debug, PartialEq, Eq)]
-pub enum Chunk {
-    /// More of the line; `true` when it ends the line.
-    Data(Vec<u8>, bool),
     Eof,
 }
 
@@ -101,16 +93,31 @@ impl<R: std::io::Read> LineReader<R> {
         }
     }
 
-    /// The next piece of a [`Read::Long`] line: what is here up to its end, or the next read.
-    pub fn read_chunk(&mut self) -> std::io::Result<Chunk> {
-        if self.start == self.end && self.fill()? == 0 {
-            return Ok(Chunk::Eof);
+    /// Hands the rest of a [`Read::Long`] line to `each`, piece by piece as it is read, straight
+    /// from the buffer; whether the line ended (`false`: the input ended or failed first). An
+    /// error from `each` stops it there.
+    pub fn pass_rest<E>(
+        &mut self,
+        mut each: impl FnMut(&[u8]) -> Result<(), E>,
+    ) -> Result<bool, E> {
+        loop {
+            if self.start == self.end {
+                (self.start, self.end) = (0, 0);
+                if !matches!(self.fill(), Ok(1..)) {
+                    return Ok(false);
+                }
+            }
+            let here = &self.buf[self.start..self.end];
+            let (piece, ended) = match memchr::memchr(b'\n', here) {
+                Some(i) => (&here[..=i], true),
+                None => (here, false),
+            };
+            each(piece)?;
+            self.start += piece.len();
+            if ended {
+                return Ok(true);
+            }
         }
-        let here = &self.buf[self.start..self.end];
-        Ok(match memchr::memchr(b'\n', here) {
-            Some(i) => Chunk::Data(self.take(self.start + i + 1), true),
-            None => Chunk::Data(self.take(self.end), false),
-        })
     }
 
     /// Hands out `buf[start..end]`. A long line that starts the buffer is handed over whole
@@ -190,14 +197,9 @@ mod tests {
                 panic!("not let go")
             };
             assert!(head.len() >= 1000 && long.starts_with(std::str::from_utf8(&head).unwrap()));
-            let mut rest = head;
-            while let Chunk::Data(chunk, end) = reader.read_chunk().unwrap() {
-                rest.extend_from_slice(&chunk);
-                if end {
-                    break;
-                }
-            }
-            assert_eq!(rest, long.as_bytes());
+            let (rest, ended) = rest_of(&mut reader);
+            assert!(ended);
+            assert_eq!([head, rest].concat(), long.as_bytes());
             // Refused: held whole, asked once only.
             let mut reader = LineReader::new(Trickle(input.as_bytes(), step));
             assert_eq!(read(&mut reader, false), Read::Line(b"short\n".to_vec()));
@@ -224,13 +226,20 @@ mod tests {
             reader.read_line(8).unwrap(),
             Read::Long(b"longer t".to_vec())
         );
-        assert_eq!(
-            reader.read_chunk().unwrap(),
-            Chunk::Data(b"han eight\n".to_vec(), true)
-        );
+        assert_eq!(rest_of(&mut reader), (b"han eight\n".to_vec(), true));
         assert_eq!(reader.read_line(8).unwrap(), Read::Line(b"end".to_vec()));
         assert_eq!(reader.read_line(8).unwrap(), Read::Eof);
-        assert_eq!(reader.read_chunk().unwrap(), Chunk::Eof);
+        assert_eq!(rest_of(&mut reader), (Vec::new(), false));
+    }
+
+    /// The rest of a long line, and whether it ended.
+    fn rest_of<R: std::io::Read>(reader: &mut LineReader<R>) -> (Vec<u8>, bool) {
+        let mut rest = Vec::new();
+        let ended = reader.pass_rest(|piece| {
+            rest.extend_from_slice(piece);
+            Ok::<(), ()>(())
+        });
+        (rest, ended.unwrap())
     }
 
     /// A reader that hands out at most `step` bytes per read, as a pipe does.
@@ -277,19 +286,12 @@ mod tests {
             let Read::Long(first) = reader.read_line(1024).unwrap() else {
                 panic!("not cut")
             };
-            let mut streamed = first;
-            loop {
-                match reader.read_chunk().unwrap() {
-                    Chunk::Data(chunk, end) => {
-                        streamed.extend_from_slice(&chunk);
-                        if end {
-                            break;
-                        }
-                    }
-                    Chunk::Eof => panic!("ended early"),
-                }
-            }
-            assert_eq!(streamed, format!("{}\n", "y".repeat(100_000)).into_bytes());
+            let (rest, ended) = rest_of(&mut reader);
+            assert!(ended, "ended early");
+            assert_eq!(
+                [first, rest].concat(),
+                format!("{}\n", "y".repeat(100_000)).into_bytes()
+            );
             assert_eq!(
                 reader.read_line(1024).unwrap(),
                 Read::Line(b"next\n".to_vec())

@@ -20,7 +20,7 @@ use std::time::Duration;
 use tokio::sync::{oneshot, Notify};
 
 use super::inspector::{Effects, Inspector, Streamed, Timer};
-use super::lines::{Chunk, LineReader, Read};
+use super::lines::{LineReader, Read};
 use super::scan::{IdScanner, Mentions};
 
 /// Buffer size for each pipe, as a byte relay would use.
@@ -315,13 +315,11 @@ pub(super) fn client_pump(io: Arc<Io>) {
                 );
                 let mut upstream = io.upstream.lock();
                 upstream.write_through(&first);
-                // Every chunk is read, written or not, so that the next line is whole.
-                while let Ok(Chunk::Data(chunk, end)) = stdin.read_chunk() {
-                    upstream.write_through(&chunk);
-                    if end {
-                        break;
-                    }
-                }
+                // All of it is read, written or not, so that the next line is whole.
+                let _ = stdin.pass_rest(|piece| {
+                    upstream.write_through(piece);
+                    Ok::<(), ()>(())
+                });
                 if upstream.pipe.is_none() {
                     tracing::warn!("an oversized client line was lost: no upstream to take it");
                 }
@@ -416,21 +414,11 @@ fn stream_to_client(
         out.write_all(bytes).map_err(|_| PumpEnd::ClientGone)
     };
     pass(&first)?;
-    loop {
-        match reader.read_chunk() {
-            Ok(Chunk::Data(chunk, end)) => {
-                pass(&chunk)?;
-                if end {
-                    break;
-                }
-            }
-            Ok(Chunk::Eof) | Err(_) => {
-                // The upstream ended mid-line: end the line, so the next one is whole.
-                let _ = pass(b"\n");
-                let _ = out.flush();
-                return Err(PumpEnd::Eof);
-            }
-        }
+    if !reader.pass_rest(&mut pass)? {
+        // The upstream ended mid-line: end the line, so the next one is whole.
+        let _ = pass(b"\n");
+        let _ = out.flush();
+        return Err(PumpEnd::Eof);
     }
     if out.flush().is_err() {
         return Err(PumpEnd::ClientGone);
