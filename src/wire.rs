@@ -126,13 +126,10 @@ impl IdKey {
     /// The key for a raw id, or `None` for an id that is neither a string nor a number.
     pub fn new(raw: &RawValue) -> Option<IdKey> {
         let text = raw.get();
-        // The usual id, a plain non-negative integer: no need for the JSON parser (at most 18
-        // digits fit an i64; a leading zero is no JSON number).
-        let plain = text.len() <= 18
-            && text.bytes().all(|b| b.is_ascii_digit())
-            && (text == "0" || !text.starts_with('0'));
-        if plain && !text.is_empty() {
-            return text.parse().ok().map(IdKey::Int);
+        // The usual id, an integer: no need for the JSON parser (the text is valid JSON, so
+        // whatever `i64` reads is a JSON integer, and it reads each one as JSON means it).
+        if let Ok(int) = text.parse::<i64>() {
+            return Some(IdKey::Int(int));
         }
         if text.starts_with('"') {
             return serde_json::from_str::<String>(text).ok().map(IdKey::Str);
