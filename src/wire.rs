@@ -77,7 +77,15 @@ pub fn text_of(line: &[u8]) -> Cow<'_, str> {
 /// Reads one line (with or without its line ending) as a JSON-RPC message. Text, not bytes:
 /// validated once, its strings need no second check.
 pub fn parse(line: &str) -> Line<'_> {
-    let Ok(envelope) = serde_json::from_str::<Envelope>(line) else {
+    // serde would also fill the envelope from an array, by position (`[1,"ping"]` as a request):
+    // only an object is a message.
+    let object = line
+        .trim_start_matches([' ', '\t', '\n', '\r'])
+        .starts_with('{');
+    let Some(envelope) = object
+        .then(|| serde_json::from_str::<Envelope>(line).ok())
+        .flatten()
+    else {
         return if serde_json::from_str::<IgnoredAny>(line).is_ok() {
             Line::OtherJson
         } else {
@@ -246,6 +254,8 @@ mod tests {
             "other"
         );
         assert_eq!(kind(r#"[{"jsonrpc":"2.0","id":1,"method":"x"}]"#), "other");
+        assert_eq!(kind(r#"[1,"ping"]"#), "other");
+        assert_eq!(kind(r#" [7,null,null,{"isError":true}]"#), "other");
         assert_eq!(
             kind("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\r\n"),
             "response"

@@ -36,6 +36,8 @@ pub struct IdScanner {
     id_too_long: bool,
     has_method: bool,
     has_outcome: bool,
+    /// The line is an array (a batch, or anything but a message).
+    array: bool,
 }
 
 impl IdScanner {
@@ -95,7 +97,10 @@ impl IdScanner {
                     self.key.clear();
                 }
             }
-            b'{' | b'[' => self.depth += 1,
+            b'{' | b'[' => {
+                self.array |= self.depth == 0 && b == b'[';
+                self.depth += 1;
+            }
             b'}' | b']' => {
                 if top {
                     self.finish_value(true);
@@ -136,9 +141,10 @@ impl IdScanner {
         self.found.as_deref().filter(|id| !id.is_empty())
     }
 
-    /// Whether what was fed so far is an answer: it has a `result` or an `error`, no `method`.
+    /// Whether what was fed so far is an answer: an object with a `result` or an `error`, and no
+    /// `method`.
     pub fn is_answer(&self) -> bool {
-        self.has_outcome && !self.has_method
+        self.has_outcome && !self.has_method && !self.array
     }
 }
 
@@ -232,6 +238,9 @@ mod tests {
             ));
             assert!(!answer(r#"{"id":1,"result":{},"method":"m"}"#));
             assert!(!answer(r#"{"id":1,"params":{"error":2}}"#));
+            // No message is an array, even one that reads like keys and values.
+            assert!(!answer(r#"["id":1,"result":{}]"#));
+            assert!(!answer(r#" [{"id":1,"result":{}}]"#));
         }
     }
 
