@@ -201,8 +201,14 @@ struct ToolEntry {
     annotations: Option<ToolInfo>,
 }
 
+/// Reads params or a result as `T`, only from an object: serde would also fill a struct from an
+/// array, by position.
 fn parse<'a, T: Deserialize<'a>>(raw: Option<&'a RawValue>) -> Option<T> {
-    serde_json::from_str(raw?.get()).ok()
+    let raw = raw?.get();
+    if !raw.starts_with('{') {
+        return None;
+    }
+    serde_json::from_str(raw).ok()
 }
 
 /// A tool call the client just sent.

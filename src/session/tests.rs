@@ -33,6 +33,14 @@ fn tracks_tool_calls_until_answered() {
 }
 
 #[test]
+fn params_that_are_no_object_make_no_tool_call() {
+    let mut s = Session::default();
+    let new = s.client_request(&raw("1"), "tools/call", Some(&raw(r#"["read"]"#)));
+    assert_eq!(new, None, "serde would read the name from the array");
+    assert!(matches!(s.upstream_answer(&raw("1"), None), Answered::Pass));
+}
+
+#[test]
 fn only_answers_nothing_reads_whole_may_stream() {
     let key = |s: &str| IdKey::new(&raw(s));
     let none = |_: &str| false;
