@@ -3,7 +3,8 @@
 //! - `direct`: the client talks to the fast upstream (`examples/fast_upstream.rs`) itself;
 //! - `relay`: through a byte relay that parses nothing (`examples/byte_relay.rs`), the floor any
 //!   stdio proxy pays;
-//! - `errnorm`: through `target/release/mcp-errnorm`;
+//! - `errnorm`: through `target/release/mcp-errnorm`; for 32 calls in flight and the memory
+//!   workload, also with a time limit on every call (`[timeouts]`);
 //! - `mcp-rtk`: through another stdio MCP proxy from crates.io, when `scripts/bench.sh` could
 //!   install it (`MCP_ERRNORM_BENCH_RTK` names its binary).
 //!
@@ -31,6 +32,8 @@ enum Via {
     Direct,
     Relay,
     Errnorm,
+    /// The proxy with a time limit on every call (`[timeouts] default_seconds = 30`).
+    ErrnormTimed,
     Rtk,
 }
 
@@ -40,6 +43,7 @@ impl Via {
             Via::Direct => "direct",
             Via::Relay => "relay",
             Via::Errnorm => "errnorm",
+            Via::ErrnormTimed => "errnorm with time limits",
             Via::Rtk => "mcp-rtk",
         }
     }
@@ -64,6 +68,11 @@ impl Paths {
             .to_path_buf();
         let scratch = release.join("bench-scratch");
         std::fs::create_dir_all(&scratch).expect("scratch dir");
+        std::fs::write(
+            scratch.join("timeouts.toml"),
+            "[timeouts]\ndefault_seconds = 30\n",
+        )
+        .expect("timeouts config");
         let paths = Paths {
             errnorm: PathBuf::from(env!("CARGO_BIN_EXE_mcp-errnorm")),
             relay: release.join("examples/byte_relay"),
@@ -91,7 +100,7 @@ impl Paths {
                 c.arg("--").arg(&self.upstream);
                 c
             }
-            Via::Errnorm => {
+            Via::Errnorm | Via::ErrnormTimed => {
                 // MCP_ERRNORM_BENCH_PREFIX="perf record -g -o FILE --" profiles the proxy.
                 let prefix = std::env::var("MCP_ERRNORM_BENCH_PREFIX").unwrap_or_default();
                 let mut words = prefix.split_whitespace();
@@ -103,6 +112,9 @@ impl Paths {
                     }
                     None => Command::new(&self.errnorm),
                 };
+                if via == Via::ErrnormTimed {
+                    c.arg("--config").arg(self.scratch.join("timeouts.toml"));
+                }
                 c.arg("--").arg(&self.upstream);
                 c
             }
@@ -819,7 +831,8 @@ fn classification_section(s: &Sizes, report: &mut Report) {
 fn main() {
     let quick = std::env::args().any(|a| a == "--quick");
     let classify_only = std::env::args().any(|a| a == "--classify");
-    // `--only=inflight` (or latency, mb1, mb50, fail, startup, memory, classify): one workload.
+    // `--only=inflight` (or latency, timeouts, mb1, mb50, fail, startup, memory, classify): one
+    // workload.
     let only: Option<String> =
         std::env::args().find_map(|a| a.strip_prefix("--only=").map(str::to_owned));
     let want = |name: &str| only.as_deref().is_none_or(|o| o == name);
@@ -977,6 +990,47 @@ fn main() {
         &r32,
     );
 
+    // Not a target: what a time limit on every call costs (one deadline watcher, no timer per
+    // call), beside the same workload without one.
+    let timed_vias = [Via::Relay, Via::Errnorm, Via::ErrnormTimed];
+    let rounds = if want("timeouts") { s.rounds } else { 0 };
+    let timed: Vec<R<(f64, Option<f64>)>> = interleaved(timed_vias.len(), rounds, |i| {
+        inflight(
+            &paths,
+            timed_vias[i],
+            "echo",
+            "{}",
+            s.inflight_calls / s.rounds,
+        )
+    })
+    .into_iter()
+    .map(median_round)
+    .collect();
+    println!(
+        "throughput, 32 small calls in flight, without and with [timeouts] default_seconds = 30 \
+         ({} calls in {} rounds, median round)",
+        s.inflight_calls, s.rounds
+    );
+    let relay = timed[0].as_ref().ok().map(|r| r.0);
+    for (via, r) in timed_vias.iter().zip(&timed) {
+        let ratio = match (relay, r) {
+            (Some(relay), Ok(v)) if *via != Via::Relay => {
+                format!("   {:.2}x the relay", v.0 / relay)
+            }
+            _ => String::new(),
+        };
+        let cpu = match r {
+            Ok((_, Some(cpu))) => format!("   {cpu:6.2} us CPU/call"),
+            _ => String::new(),
+        };
+        println!(
+            "  {:24} {}{cpu}{ratio}",
+            via.name(),
+            show(r, |v| format!("{:10.1} calls/s", v.0))
+        );
+    }
+    println!();
+
     let mut hwm_50 = None;
     let mut answer_50 = 0;
     let mb1 = throughput("mb1", s.mb1_calls, &|via, n| {
@@ -1078,22 +1132,26 @@ fn main() {
     );
     let mut errnorm_mem = None;
     // The side-by-side proxy is left out here: at its pace the long run alone takes a minute.
-    let mem_vias = [Via::Relay, Via::Errnorm];
+    // With time limits too: every call then has a deadline, which must go with its answer.
+    let mem_vias = [Via::Relay, Via::Errnorm, Via::ErrnormTimed];
+    let mut timed_growth = None;
     for via in mem_vias.iter().filter(|_| want("memory")) {
         match memory(&paths, *via, s.growth_n) {
             Ok((idle, n, n10)) => {
                 println!(
-                    "  {:8} idle {:6.1} MB   after N {:6.1} MB   after 10 N {:6.1} MB",
+                    "  {:24} idle {:6.1} MB   after N {:6.1} MB   after 10 N {:6.1} MB",
                     via.name(),
                     idle as f64 / 1024.0,
                     n as f64 / 1024.0,
                     n10 as f64 / 1024.0
                 );
-                if *via == Via::Errnorm {
-                    errnorm_mem = Some((idle, n, n10));
+                match via {
+                    Via::Errnorm => errnorm_mem = Some((idle, n, n10)),
+                    Via::ErrnormTimed => timed_growth = Some(n10 as i64 - n as i64),
+                    _ => {}
                 }
             }
-            Err(e) => println!("  {:8} n/a ({e})", via.name()),
+            Err(e) => println!("  {:24} n/a ({e})", via.name()),
         }
     }
     if let Some(hwm) = hwm_50 {
@@ -1111,11 +1169,12 @@ fn main() {
                 idle as f64 / 1024.0
             ),
         );
-        let growth = n10 as i64 - n as i64;
+        let growth = (n10 as i64 - n as i64).max(timed_growth.unwrap_or(i64::MIN));
         report.target(
             growth <= 1024,
             &format!(
-                "no RSS growth over a long run (after 10 N - after N <= 1 MB): {:+.2} MB",
+                "no RSS growth over a long run, with or without time limits \
+                 (after 10 N - after N <= 1 MB): {:+.2} MB",
                 growth as f64 / 1024.0
             ),
         );

@@ -173,6 +173,11 @@ impl Policy {
         Some(backoff.max(announced))
     }
 
+    /// Whether any call has a time limit.
+    pub fn has_timeouts(&self) -> bool {
+        self.default_timeout.is_some() || self.timeouts.iter().any(|(_, t)| t.is_some())
+    }
+
     /// The time limit of a call to this tool, if any.
     pub fn timeout(&self, tool: &str) -> Option<Duration> {
         self.timeouts

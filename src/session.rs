@@ -8,6 +8,7 @@
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use serde::de::IgnoredAny;
 use serde::Deserialize;
@@ -55,6 +56,15 @@ pub struct ToolCall {
     pub task: bool,
     /// Names this call across its retries (timeouts find it by this).
     pub seq: u64,
+    /// When the proxy gives up on it (`[timeouts]`), whatever attempt it is at by then.
+    pub deadline: Option<Deadline>,
+}
+
+/// When a call is given up on, and the limit that put it there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Deadline {
+    pub at: Instant,
+    pub limit: Duration,
 }
 
 /// A request waiting for its answer.
@@ -255,6 +265,7 @@ impl Session {
                         protocol_version: p.meta.and_then(|m| m.protocol_version),
                         task: p.task.is_some(),
                         seq,
+                        deadline: None,
                     })
                 }
                 // Without a tool name there is nothing to classify by: let the answer pass.
@@ -446,6 +457,47 @@ impl Session {
             }
         }
         Some(self.answered(pending.id, pending.upstream_id, call, pending.attempt))
+    }
+
+    /// Gives the call `seq` a deadline.
+    pub fn set_deadline(&mut self, seq: u64, deadline: Deadline) {
+        let pending = self
+            .calls
+            .get(&seq)
+            .and_then(|key| self.pending.get_mut(key));
+        if let Some(Pending {
+            kind: PendingKind::ToolCall(call),
+            ..
+        }) = pending
+        {
+            call.deadline = Some(deadline);
+        }
+    }
+
+    /// The earliest deadline of the calls still waiting. A walk over the table, for the one
+    /// thread that watches deadlines, when it wakes: cheaper than keeping an order on every call.
+    pub fn next_deadline(&self) -> Option<Instant> {
+        self.deadlines().map(|(_, d)| d.at).min()
+    }
+
+    /// Gives up on every call whose deadline is `now` or past ([`Session::expire`]); each comes
+    /// with the limit it had.
+    pub fn expire_due(&mut self, now: Instant) -> Vec<(AnsweredCall, Duration)> {
+        let due: Vec<(u64, Duration)> = self
+            .deadlines()
+            .filter(|(_, d)| d.at <= now)
+            .map(|(seq, d)| (seq, d.limit))
+            .collect();
+        due.into_iter()
+            .filter_map(|(seq, limit)| Some((self.expire(seq)?, limit)))
+            .collect()
+    }
+
+    fn deadlines(&self) -> impl Iterator<Item = (u64, Deadline)> + '_ {
+        self.pending.values().filter_map(|p| match &p.kind {
+            PendingKind::ToolCall(call) => Some((call.seq, call.deadline?)),
+            _ => None,
+        })
     }
 
     /// Forgets a call the proxy answers itself before it reaches the upstream.

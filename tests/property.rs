@@ -327,14 +327,16 @@ fn inspector() -> Inspector {
 /// What the upstream receives for a client line (the client, nothing).
 fn client_step(inspector: &Inspector, line: &[u8]) -> Vec<u8> {
     let effects = inspector.client_line(line.to_vec());
-    assert!(effects.to_client.is_empty() && effects.timers.is_empty());
+    assert!(
+        effects.to_client.is_empty() && effects.retries.is_empty() && effects.deadline.is_none()
+    );
     effects.to_upstream.concat()
 }
 
 /// What the client receives for an upstream line (the upstream, nothing).
 fn upstream_step(inspector: &Inspector, line: &[u8]) -> Option<Vec<u8>> {
     let mut effects = inspector.upstream_line(line.to_vec());
-    assert!(effects.to_upstream.is_empty() && effects.timers.is_empty());
+    assert!(effects.to_upstream.is_empty() && effects.retries.is_empty());
     assert!(effects.to_client.len() <= 1, "one line in, one out at most");
     effects.to_client.pop()
 }

@@ -1,6 +1,6 @@
 //! The per-line logic of the relay, apart from any I/O: what the session learns from each line,
-//! what the client and the upstream receive for it, and which timers to set. Every entry point
-//! returns [`Effects`] for the pumps to carry out.
+//! what the client and the upstream receive for it, which retries to schedule and which
+//! deadlines to watch. Every entry point returns [`Effects`] for the pumps to carry out.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -15,7 +15,7 @@ use crate::recovery::{Breakers, Policy};
 use crate::redact::Redactor;
 use crate::reload::SharedRewriter;
 use crate::rewrite::{Answer, Rewriter};
-use crate::session::{Answered, AnsweredCall, Session, Unanswered};
+use crate::session::{Answered, AnsweredCall, Deadline, Session, Unanswered};
 use crate::taxonomy::Category;
 use crate::unmatched::UnmatchedLog;
 use crate::wire::{self, IdKey, Line, Message};
@@ -27,16 +27,27 @@ use super::scan::IdScanner;
 pub struct Effects {
     pub to_client: Vec<Vec<u8>>,
     pub to_upstream: Vec<Vec<u8>>,
-    pub timers: Vec<(Duration, Timer)>,
+    /// Retries to send after their backoff.
+    pub retries: Vec<(Duration, Retry)>,
+    /// A call now has this deadline: whoever watches deadlines must look again by then
+    /// ([`Inspector::expire_due`]).
+    pub deadline: Option<Instant>,
 }
 
-/// Work for later.
+impl Effects {
+    pub fn is_empty(&self) -> bool {
+        self.to_client.is_empty()
+            && self.to_upstream.is_empty()
+            && self.retries.is_empty()
+            && self.deadline.is_none()
+    }
+}
+
+/// The next attempt of a failed call, to send unless it is no longer wanted by then.
 #[derive(Debug)]
-pub enum Timer {
-    /// Send the next attempt of a failed call, unless it is no longer wanted.
-    Retry { key: IdKey, line: Vec<u8> },
-    /// Give up on a call that is still unanswered.
-    Timeout { seq: u64, limit: Duration },
+pub struct Retry {
+    key: IdKey,
+    line: Vec<u8>,
 }
 
 /// Why an upstream line was streamed to the client instead of being held whole.
@@ -153,11 +164,10 @@ impl Inspector {
                         }
                     }
                     if let Some(limit) = self.policy.timeout(&call.tool) {
-                        let timer = Timer::Timeout {
-                            seq: call.seq,
-                            limit,
-                        };
-                        effects.timers.push((limit, timer));
+                        let at = Instant::now() + limit;
+                        self.session()
+                            .set_deadline(call.seq, Deadline { at, limit });
+                        effects.deadline = Some(at);
                     }
                 }
                 None
@@ -254,9 +264,7 @@ impl Inspector {
                 "transient failure: retrying"
             );
             let (key, request) = self.session().retry(call);
-            effects
-                .timers
-                .push((delay, Timer::Retry { key, line: request }));
+            effects.retries.push((delay, Retry { key, line: request }));
             return false;
         }
         self.record_outcome(tool, error.category == Category::Transient);
@@ -400,31 +408,37 @@ impl Inspector {
         effects
     }
 
-    /// A timer is due.
-    pub fn fire(&self, timer: Timer) -> Effects {
+    /// A retry's backoff is over: it goes to the upstream if the call still waits for it.
+    pub fn retry_due(&self, retry: Retry) -> Effects {
         let mut effects = Effects::default();
-        match timer {
-            Timer::Retry { key, line } => {
-                if self.session().is_waiting(&key) {
-                    effects.to_upstream.push(line);
-                }
-            }
-            Timer::Timeout { seq, limit } => {
-                let expired = self.session().expire(seq);
-                if let Some(call) = expired {
-                    bump(&self.stats.timed_out);
-                    self.stats.failure(Category::Transient);
-                    self.record_outcome(&call.call.name, true);
-                    tracing::warn!(tool = %call.call.name, "no answer in time: cancelled");
-                    effects
-                        .to_upstream
-                        .push(cancel_line(call.upstream_id(), "timeout"));
-                    let rewritten = self.rewriter.load().timed_out(&call, limit);
-                    effects
-                        .to_client
-                        .push(wire::response_line_json(&call.id, &rewritten.result));
-                }
-            }
+        if self.session().is_waiting(&retry.key) {
+            effects.to_upstream.push(retry.line);
+        }
+        effects
+    }
+
+    /// The earliest deadline of the calls still waiting.
+    pub fn next_deadline(&self) -> Option<Instant> {
+        self.session().next_deadline()
+    }
+
+    /// Gives up on the calls whose time is up at `now`: each is cancelled upstream and answered
+    /// with a transient TIMEOUT error; its late answer will be dropped.
+    pub fn expire_due(&self, now: Instant) -> Effects {
+        let mut effects = Effects::default();
+        let due = self.session().expire_due(now);
+        for (call, limit) in due {
+            bump(&self.stats.timed_out);
+            self.stats.failure(Category::Transient);
+            self.record_outcome(&call.call.name, true);
+            tracing::warn!(tool = %call.call.name, "no answer in time: cancelled");
+            effects
+                .to_upstream
+                .push(cancel_line(call.upstream_id(), "timeout"));
+            let rewritten = self.rewriter.load().timed_out(&call, limit);
+            effects
+                .to_client
+                .push(wire::response_line_json(&call.id, &rewritten.result));
         }
         effects
     }

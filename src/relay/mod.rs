@@ -9,8 +9,10 @@
 //! not rewritten are sent as the same bytes. The pumps are plain threads doing blocking I/O, as
 //! a byte relay would: no line changes threads on its way. The async runtime (one thread)
 //! supervises: it waits for the upstream, passes signals on, walks the shutdown ladder, runs
-//! timers and restarts the upstream.
+//! the retries' backoff timers and restarts the upstream. The calls' time limits have a thread
+//! of their own (`deadlines`).
 
+mod deadlines;
 mod inspector;
 mod lines;
 mod pumps;
@@ -28,7 +30,7 @@ use tokio::signal::unix::{signal, SignalKind};
 use tokio::sync::oneshot;
 use tokio::time::{sleep_until, timeout, Instant};
 
-pub use inspector::{Effects, Inspector, Stats, Timer};
+pub use inspector::{Effects, Inspector, Retry, Stats};
 use pumps::{off_thread, Io, PumpEnd};
 
 use crate::config::{Flags, Settings};
@@ -88,6 +90,9 @@ pub async fn run(
         )
         .map_err(StartError::Stdout)?,
     );
+    if settings.policy.has_timeouts() {
+        deadlines::start(&io);
+    }
     let mut generation = 1;
     io.upstream.attach(stdin, generation);
     let mut reader = Reader::start(&io, stdout);

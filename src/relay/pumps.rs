@@ -15,11 +15,12 @@ use std::io::{BufWriter, Write};
 use std::os::fd::{AsFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use tokio::sync::{oneshot, Notify};
 
-use super::inspector::{Effects, Inspector, Streamed, Timer};
+use super::deadlines::Deadlines;
+use super::inspector::{Effects, Inspector, Retry, Streamed};
 use super::lines::{LineReader, Read};
 use super::scan::{IdScanner, Mentions};
 
@@ -29,7 +30,7 @@ const BUFFER: usize = 64 << 10;
 /// line is always taken, whatever its size).
 const HOLD_LIMIT: usize = 4 << 20;
 
-/// What the pumps, timers and the supervisor share.
+/// What the pumps, timers, the deadline watcher and the supervisor share.
 pub(super) struct Io {
     pub inspector: Arc<Inspector>,
     /// Our stdout.
@@ -45,7 +46,9 @@ pub(super) struct Io {
     pub client_eof: AtomicBool,
     /// Told when the client closed stdin.
     pub client_closed: Notify,
-    /// Where timers wait.
+    /// Where the calls' deadlines are watched (`super::deadlines`).
+    pub deadlines: Arc<Deadlines>,
+    /// Where retries wait out their backoff.
     runtime: tokio::runtime::Handle,
 }
 
@@ -64,16 +67,17 @@ impl Io {
             stream_over,
             client_eof: AtomicBool::new(false),
             client_closed: Notify::new(),
+            deadlines: Arc::default(),
             runtime: tokio::runtime::Handle::current(),
         })
     }
 
     /// Carries out what a timer decided, from any thread: the client's lines first (an answer
     /// must not wait behind an upstream that no longer reads), then the upstream's.
-    fn apply(self: &Arc<Self>, effects: Effects) {
+    pub fn apply(self: &Arc<Self>, effects: Effects) {
         let _ = self.client.send(&effects.to_client, true);
         self.send_upstream(effects.to_upstream);
-        self.set_timers(effects.timers);
+        self.schedule(effects.retries, effects.deadline);
     }
 
     fn send_upstream(&self, lines: Vec<Vec<u8>>) {
@@ -87,20 +91,23 @@ impl Io {
         upstream.flush();
     }
 
-    /// Each timer waits in the runtime, then fires on a thread of its own: what it writes may
-    /// block (an upstream that does not read) and must hold up nothing else.
-    fn set_timers(self: &Arc<Self>, timers: Vec<(Duration, Timer)>) {
-        for (after, timer) in timers {
+    /// What is left for later: each retry waits out its backoff in the runtime, then goes on a
+    /// thread of its own (what it writes may block, on an upstream that does not read, and must
+    /// hold up nothing else); a new deadline goes to the watcher.
+    fn schedule(self: &Arc<Self>, retries: Vec<(Duration, Retry)>, deadline: Option<Instant>) {
+        for (after, retry) in retries {
             // Timers do not keep the relay alive: after the end, they find nothing to do.
             let io = Arc::downgrade(self);
             self.runtime.spawn(async move {
                 tokio::time::sleep(after).await;
-                off_thread("timer", io, move |io| {
-                    let effects = io.inspector.fire(timer);
-                    debug_assert!(effects.timers.is_empty(), "a timer sets no timers");
+                off_thread("retry", io, move |io| {
+                    let effects = io.inspector.retry_due(retry);
                     io.apply(effects);
                 });
             });
+        }
+        if let Some(at) = deadline {
+            self.deadlines.arm(at);
         }
     }
 
@@ -306,7 +313,7 @@ pub(super) fn client_pump(io: Arc<Io>) {
                     upstream.flush();
                 }
                 drop(io.upstream.wait_for_room(upstream));
-                io.set_timers(effects.timers);
+                io.schedule(effects.retries, effects.deadline);
             }
             Ok(Read::Long(first)) => {
                 tracing::warn!(
@@ -392,7 +399,7 @@ fn pump_upstream(io: &Arc<Io>, stdout: File, retired: &AtomicBool) -> PumpEnd {
             return PumpEnd::ClientGone;
         }
         io.send_upstream(effects.to_upstream);
-        io.set_timers(effects.timers);
+        io.schedule(effects.retries, effects.deadline);
     }
 }
 

@@ -43,6 +43,7 @@ fn answered(version: Option<&str>, has_output_schema: bool) -> AnsweredCall {
             protocol_version: None,
             task: false,
             seq: 1,
+            deadline: None,
         },
         tool: Some(ToolInfo {
             has_output_schema,

@@ -212,6 +212,49 @@ fn expired_calls_drop_their_late_answers() {
 }
 
 #[test]
+fn a_deadline_holds_across_retries_and_goes_with_the_answer() {
+    use std::time::{Duration, Instant};
+    let mut s = Session::default();
+    let t0 = Instant::now();
+    let deadline = |secs| Deadline {
+        at: t0 + Duration::from_secs(secs),
+        limit: Duration::from_secs(secs),
+    };
+    let call = |s: &mut Session, id: &str| {
+        let params = raw(r#"{"name":"t"}"#);
+        s.client_request(&raw(id), "tools/call", Some(&params))
+            .unwrap()
+            .seq
+    };
+    let (a, b) = (call(&mut s, "1"), call(&mut s, "2"));
+    s.client_request(&raw("3"), "ping", None);
+    assert_eq!(s.next_deadline(), None);
+    s.set_deadline(a, deadline(30));
+    s.set_deadline(b, deadline(10));
+    assert_eq!(s.next_deadline(), Some(t0 + Duration::from_secs(10)));
+    // Answered: its deadline goes with it.
+    s.upstream_answer(&raw("2"), None);
+    assert_eq!(s.next_deadline(), Some(t0 + Duration::from_secs(30)));
+    // Retried: the deadline stays the first attempt's.
+    let failed = match s.upstream_answer(&raw("1"), None) {
+        Answered::Call(c) => c,
+        other => panic!("not a call: {other:?}"),
+    };
+    s.retry(failed);
+    assert_eq!(s.next_deadline(), Some(t0 + Duration::from_secs(30)));
+    assert!(s.expire_due(t0 + Duration::from_secs(29)).is_empty());
+    let due = s.expire_due(t0 + Duration::from_secs(30));
+    assert_eq!(due.len(), 1);
+    assert_eq!(
+        (due[0].0.id.get(), due[0].1),
+        ("1", Duration::from_secs(30))
+    );
+    assert_eq!(due[0].0.attempt, 2);
+    assert_eq!(s.next_deadline(), None);
+    assert_eq!(s.pending_len(), 1, "the ping still waits");
+}
+
+#[test]
 fn drains_every_waiting_request() {
     let mut s = Session::default();
     s.client_request(&raw("1"), "tools/call", Some(&raw(r#"{"name":"t"}"#)));
