@@ -944,31 +944,37 @@ fn main() {
     }
     println!();
 
-    // Each result: the figure, and the CPU the process used per call where measured.
-    let ratio_line = |title: &str, unit: &str, results: &[R<(f64, Option<f64>)>]| -> Option<f64> {
-        println!("{title}");
-        let relay = results.get(1).and_then(|r| r.as_ref().ok()).map(|r| r.0);
-        for (via, r) in vias.iter().zip(results) {
-            let ratio = match (via, relay, r) {
-                (Via::Direct | Via::Relay, _, _) | (_, None, _) | (_, _, Err(_)) => String::new(),
-                (_, Some(relay), Ok(v)) => format!("   {:.2}x the relay", v.0 / relay),
+    // Each result (one per way in `ways`): the figure, and the CPU the process used per call
+    // where measured. Returns the proxy's ratio to the relay.
+    let ratio_line =
+        |title: &str, unit: &str, ways: &[Via], results: &[R<(f64, Option<f64>)>]| -> Option<f64> {
+            println!("{title}");
+            let figure = |way: Via| {
+                let i = ways.iter().position(|w| *w == way)?;
+                results[i].as_ref().ok().map(|r| r.0)
             };
-            let cpu = match r {
-                Ok((_, Some(cpu))) => format!("   {cpu:6.2} us CPU/call"),
-                _ => String::new(),
-            };
-            println!(
-                "  {:8} {}{cpu}{ratio}",
-                via.name(),
-                show(r, |v| format!("{:10.1} {unit}", v.0))
-            );
-        }
-        println!();
-        match (relay, results.get(2)) {
-            (Some(relay), Some(Ok(v))) => Some(v.0 / relay),
-            _ => None,
-        }
-    };
+            let relay = figure(Via::Relay);
+            let width = ways.iter().map(|w| w.name().len()).max().unwrap_or(0);
+            for (via, r) in ways.iter().zip(results) {
+                let ratio = match (via, relay, r) {
+                    (Via::Direct | Via::Relay, _, _) | (_, None, _) | (_, _, Err(_)) => {
+                        String::new()
+                    }
+                    (_, Some(relay), Ok(v)) => format!("   {:.2}x the relay", v.0 / relay),
+                };
+                let cpu = match r {
+                    Ok((_, Some(cpu))) => format!("   {cpu:6.2} us CPU/call"),
+                    _ => String::new(),
+                };
+                println!(
+                    "  {:width$} {}{cpu}{ratio}",
+                    via.name(),
+                    show(r, |v| format!("{:10.1} {unit}", v.0))
+                );
+            }
+            println!();
+            Some(figure(Via::Errnorm)? / relay?)
+        };
 
     // Throughput: `calls` split over the rounds, which alternate between the ways.
     let throughput = |name: &str, calls: usize, measure: &dyn Fn(Via, usize) -> R<(f64, f64)>| {
@@ -987,6 +993,7 @@ fn main() {
             s.inflight_calls, s.rounds
         ),
         "calls/s",
+        &vias,
         &r32,
     );
 
@@ -1006,30 +1013,16 @@ fn main() {
     .into_iter()
     .map(median_round)
     .collect();
-    println!(
-        "throughput, 32 small calls in flight, without and with [timeouts] default_seconds = 30 \
-         ({} calls in {} rounds, median round)",
-        s.inflight_calls, s.rounds
+    ratio_line(
+        &format!(
+            "throughput, 32 small calls in flight, without and with [timeouts] default_seconds = \
+             30 ({} calls in {} rounds, median round)",
+            s.inflight_calls, s.rounds
+        ),
+        "calls/s",
+        &timed_vias,
+        &timed,
     );
-    let relay = timed[0].as_ref().ok().map(|r| r.0);
-    for (via, r) in timed_vias.iter().zip(&timed) {
-        let ratio = match (relay, r) {
-            (Some(relay), Ok(v)) if *via != Via::Relay => {
-                format!("   {:.2}x the relay", v.0 / relay)
-            }
-            _ => String::new(),
-        };
-        let cpu = match r {
-            Ok((_, Some(cpu))) => format!("   {cpu:6.2} us CPU/call"),
-            _ => String::new(),
-        };
-        println!(
-            "  {:24} {}{cpu}{ratio}",
-            via.name(),
-            show(r, |v| format!("{:10.1} calls/s", v.0))
-        );
-    }
-    println!();
 
     let mut hwm_50 = None;
     let mut answer_50 = 0;
@@ -1042,6 +1035,7 @@ fn main() {
             s.mb1_calls, s.rounds
         ),
         "MB/s",
+        &vias,
         &mb1,
     );
     let mb50: Vec<R<(f64, Option<f64>)>> = vias
@@ -1065,6 +1059,7 @@ fn main() {
             s.mb50_calls
         ),
         "MB/s",
+        &vias,
         &mb50,
     );
 
@@ -1077,6 +1072,7 @@ fn main() {
             s.fail_calls, s.rounds
         ),
         "calls/s",
+        &vias,
         &fails,
     );
 
