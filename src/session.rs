@@ -6,7 +6,7 @@
 //! retry the proxy's id. Every answer from the upstream answers one of these, so the server's
 //! own id space (its requests to the client) never meets this table.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -160,6 +160,8 @@ pub struct Session {
     pending: FastMap<IdKey, Pending>,
     /// For each tool call (by `seq`), the key its current attempt waits under.
     calls: FastMap<u64, IdKey>,
+    /// The tool calls that have a deadline, earliest first.
+    deadlines: BTreeSet<(Instant, u64)>,
     /// Client ids whose late answers are dropped: the proxy answered them (timeout).
     expired: FastSet<IdKey>,
     expired_order: VecDeque<IdKey>,
@@ -301,7 +303,7 @@ impl Session {
                 "the client reused the id of a request still in flight; the first is forgotten"
             );
             if let PendingKind::ToolCall(call) = old.kind {
-                self.calls.remove(&call.seq);
+                self.untrack(&call);
             }
         }
         new_call
@@ -335,7 +337,7 @@ impl Session {
         };
         let pending = self.pending.remove(&key)?;
         if let PendingKind::ToolCall(call) = &pending.kind {
-            self.calls.remove(&call.seq);
+            self.untrack(call);
         }
         pending.upstream_id
     }
@@ -353,7 +355,7 @@ impl Session {
         };
         match pending.kind {
             PendingKind::ToolCall(call) => {
-                self.calls.remove(&call.seq);
+                self.untrack(&call);
                 if call.task {
                     return Answered::Pass;
                 }
@@ -420,7 +422,7 @@ impl Session {
         line.extend_from_slice(b",\"method\":\"tools/call\",\"params\":");
         line.extend_from_slice(failed.call.params.get().as_bytes());
         line.extend_from_slice(b"}\n");
-        self.calls.insert(failed.call.seq, key.clone());
+        self.track(&failed.call, key.clone());
         self.pending.insert(
             key.clone(),
             Pending {
@@ -447,6 +449,7 @@ impl Session {
         let PendingKind::ToolCall(call) = pending.kind else {
             return None;
         };
+        self.untrack(&call);
         if !is_proxy_id(&key) {
             self.expired.insert(key.clone());
             self.expired_order.push_back(key);
@@ -461,43 +464,52 @@ impl Session {
 
     /// Gives the call `seq` a deadline.
     pub fn set_deadline(&mut self, seq: u64, deadline: Deadline) {
-        let pending = self
-            .calls
-            .get(&seq)
-            .and_then(|key| self.pending.get_mut(key));
+        let Some(key) = self.calls.get(&seq).cloned() else {
+            return;
+        };
         if let Some(Pending {
             kind: PendingKind::ToolCall(call),
             ..
-        }) = pending
+        }) = self.pending.get_mut(&key)
         {
-            call.deadline = Some(deadline);
+            let old = call.deadline.replace(deadline);
+            if let Some(old) = old {
+                self.deadlines.remove(&(old.at, seq));
+            }
+            self.deadlines.insert((deadline.at, seq));
         }
     }
 
-    /// The earliest deadline of the calls still waiting. A walk over the table, for the one
-    /// thread that watches deadlines, when it wakes: cheaper than keeping an order on every call.
+    /// The earliest deadline of the calls still waiting.
     pub fn next_deadline(&self) -> Option<Instant> {
-        self.deadlines().map(|(_, d)| d.at).min()
+        self.deadlines.first().map(|&(at, _)| at)
     }
 
-    /// Gives up on every call whose deadline is `now` or past ([`Session::expire`]); each comes
-    /// with the limit it had.
-    pub fn expire_due(&mut self, now: Instant) -> Vec<(AnsweredCall, Duration)> {
-        let due: Vec<(u64, Duration)> = self
-            .deadlines()
-            .filter(|(_, d)| d.at <= now)
-            .map(|(seq, d)| (seq, d.limit))
+    /// Gives up on every call whose deadline is `now` or past ([`Session::expire`]).
+    pub fn expire_due(&mut self, now: Instant) -> Vec<AnsweredCall> {
+        let due: Vec<u64> = self
+            .deadlines
+            .iter()
+            .take_while(|&&(at, _)| at <= now)
+            .map(|&(_, seq)| seq)
             .collect();
-        due.into_iter()
-            .filter_map(|(seq, limit)| Some((self.expire(seq)?, limit)))
-            .collect()
+        due.into_iter().filter_map(|seq| self.expire(seq)).collect()
     }
 
-    fn deadlines(&self) -> impl Iterator<Item = (u64, Deadline)> + '_ {
-        self.pending.values().filter_map(|p| match &p.kind {
-            PendingKind::ToolCall(call) => Some((call.seq, call.deadline?)),
-            _ => None,
-        })
+    /// A tool call waits under `key` (again, for a retry).
+    fn track(&mut self, call: &ToolCall, key: IdKey) {
+        self.calls.insert(call.seq, key);
+        if let Some(d) = call.deadline {
+            self.deadlines.insert((d.at, call.seq));
+        }
+    }
+
+    /// A tool call no longer waits (answered, cancelled, expired, replaced).
+    fn untrack(&mut self, call: &ToolCall) {
+        self.calls.remove(&call.seq);
+        if let Some(d) = call.deadline {
+            self.deadlines.remove(&(d.at, call.seq));
+        }
     }
 
     /// Forgets a call the proxy answers itself before it reaches the upstream.
@@ -507,6 +519,7 @@ impl Session {
         let PendingKind::ToolCall(call) = pending.kind else {
             return None;
         };
+        self.untrack(&call);
         Some(self.answered(pending.id, pending.upstream_id, call, pending.attempt))
     }
 
@@ -574,6 +587,7 @@ impl Session {
     /// Takes every request still waiting, for answering when the upstream is gone.
     pub fn drain_pending(&mut self) -> Vec<Unanswered> {
         self.calls.clear();
+        self.deadlines.clear();
         let pending: Vec<Pending> = self.pending.drain().map(|(_, p)| p).collect();
         pending
             .into_iter()

@@ -482,6 +482,82 @@ fn a_timeout_is_answered_even_when_the_upstream_stops_reading() {
 }
 
 #[test]
+fn a_call_whose_request_cannot_be_written_still_times_out() {
+    // Only `echo` has a limit: its deadline is the only one the proxy watches.
+    let (mut p, _dir) = proxy("[[timeouts.tool]]\ntools = [\"echo\"]\nseconds = 0.5\n");
+    let started = Instant::now();
+    // The fixture stops reading; the request after it is larger than the pipe to the upstream,
+    // so the proxy's write of it blocks until then.
+    p.send(r#"{"jsonrpc":"2.0","id":"nap","method":"tools/call","params":{"name":"sleep","arguments":{"seconds":6}}}"#);
+    let payload = "p".repeat(300_000);
+    p.send(&format!(
+        r#"{{"jsonrpc":"2.0","id":"big","method":"tools/call","params":{{"name":"echo","arguments":{{"p":"{payload}"}}}}}}"#
+    ));
+    let answer = p.recv();
+    assert_eq!(answer["id"], "big");
+    assert_eq!(canonical(&answer)["errorCode"], "TIMEOUT");
+    assert!(
+        started.elapsed() < Duration::from_secs(4),
+        "answered after {:?}",
+        started.elapsed()
+    );
+}
+
+#[test]
+fn an_answer_streaming_past_the_deadline_is_the_only_answer() {
+    use std::io::{BufRead, BufReader, Write};
+    use std::process::{Command, Stdio};
+
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("config.toml");
+    std::fs::write(&config, "[timeouts]\ndefault_seconds = 0.3\n").unwrap();
+    let fixture = common::fixture_command();
+    let mut child = Command::new(common::BIN)
+        .arg("--config")
+        .arg(&config)
+        .arg("--")
+        .args(&fixture)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    writeln!(stdin, r#"{{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{{"name":"big","arguments":{{"size":5000000,"error":false}}}}}}"#).unwrap();
+    stdin.flush().unwrap();
+    // A client that does not read for a while: the answer starts streaming before the
+    // deadline, and cannot finish before it.
+    std::thread::sleep(Duration::from_millis(1500));
+    let (tx, rx) = std::sync::mpsc::channel();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    std::thread::spawn(move || loop {
+        let mut line = Vec::new();
+        match stdout.read_until(b'\n', &mut line) {
+            Ok(0) | Err(_) => return,
+            Ok(_) => {
+                if tx.send(line).is_err() {
+                    return;
+                }
+            }
+        }
+    });
+    let first = rx.recv_timeout(common::PATIENCE).expect("an answer");
+    assert!(first.len() > 5_000_000, "the success, whole");
+    let answer: Value = serde_json::from_slice(&first).unwrap();
+    assert_eq!(answer["id"], 7);
+    assert_ne!(answer["result"]["isError"], true, "the success");
+    // No TIMEOUT for the call it answered.
+    let more = rx.recv_timeout(Duration::from_secs(1));
+    assert!(
+        more.is_err(),
+        "a second answer: {:?}",
+        more.map(|l| String::from_utf8_lossy(&l).into_owned())
+    );
+    drop(stdin);
+    let _ = child.wait();
+}
+
+#[test]
 fn an_oversized_line_during_a_restart_does_not_stop_the_reading() {
     let dir = tempfile::tempdir().unwrap();
     let marker = dir.path().join("crashed").display().to_string();
@@ -550,4 +626,37 @@ fn a_client_writing_during_a_restart_is_slowed_down_not_buffered() {
         text(&p.call(json!(2), "crash_once", json!({"marker": marker}))),
         "survived"
     );
+}
+
+#[test]
+fn a_retried_call_keeps_its_deadline_watched() {
+    use mcp_errnorm::config::{Flags, Settings};
+    use mcp_errnorm::recovery::{BreakerConfig, Policy, RetryConfig, TimeoutConfig};
+    use mcp_errnorm::relay::Inspector;
+
+    let retry = RetryConfig {
+        tools: vec!["fetch".into()],
+        ..RetryConfig::default()
+    };
+    let timeouts = TimeoutConfig {
+        default_seconds: 30.0,
+        ..TimeoutConfig::default()
+    };
+    let policy = Policy::new(retry, timeouts, BreakerConfig::default()).unwrap();
+    let rewriter = Settings::load(&Flags::default()).unwrap().rewriter();
+    let inspector = Inspector::new(rewriter, policy);
+    let sent = inspector.client_line(
+        br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"fetch","arguments":{}}}"#
+            .to_vec(),
+    );
+    let deadline = sent.deadline.expect("the call has a deadline");
+    assert_eq!(inspector.next_deadline(), Some(deadline));
+    let failed = inspector.upstream_line(
+        b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"fetch failed\"}],\"isError\":true}}\n"
+            .to_vec(),
+    );
+    assert_eq!(failed.retries.len(), 1, "retried: {failed:?}");
+    // Out of the session while it was classified: whoever watches must look again.
+    assert_eq!(failed.deadline, Some(deadline));
+    assert_eq!(inspector.next_deadline(), Some(deadline));
 }

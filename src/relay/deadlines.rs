@@ -10,10 +10,10 @@
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
 use std::time::{Duration, Instant};
 
-use super::pumps::{off_thread, Io};
+use super::pumps::{lock, Io};
 
-/// How soon the watcher looks again after it looked: deadlines a few at a time, a little late at
-/// worst, never a walk of the table per call.
+/// How soon the watcher looks again after it looked: deadlines that fall close together are
+/// answered together, a millisecond late at worst.
 const TICK: Duration = Duration::from_millis(1);
 
 /// Where the watcher sleeps, and until when.
@@ -26,7 +26,7 @@ pub(super) struct Deadlines {
 
 impl Deadlines {
     fn lock(&self) -> MutexGuard<'_, Option<Instant>> {
-        self.planned.lock().unwrap_or_else(|p| p.into_inner())
+        lock(&self.planned)
     }
 
     /// A call now waits until `at` (it is in the session already): wakes the watcher if that is
@@ -53,36 +53,27 @@ pub(super) fn start(io: &Arc<Io>) {
 }
 
 fn watch(deadlines: &Deadlines, io: &Weak<Io>) {
-    let mut planned = deadlines.lock();
     loop {
-        // Under the lock: a call armed meanwhile either is in this walk or is compared with
-        // its result (`arm` waits for the lock).
-        let Some(next) = io.upgrade().map(|io| io.inspector.next_deadline()) else {
-            return;
-        };
-        *planned = next;
-        planned = match next {
-            None => deadlines
-                .wake
-                .wait(planned)
-                .unwrap_or_else(|p| p.into_inner()),
-            Some(at) => {
-                let wait = at.saturating_duration_since(Instant::now()).max(TICK);
-                deadlines
-                    .wake
-                    .wait_timeout(planned, wait)
-                    .unwrap_or_else(|p| p.into_inner())
-                    .0
+        {
+            // Under the lock: a call armed meanwhile either is in this look at the session or
+            // is compared with its result (`arm` waits for the lock).
+            let mut planned = deadlines.lock();
+            let Some(next) = io.upgrade().map(|io| io.inspector.next_deadline()) else {
+                return;
+            };
+            *planned = next;
+            match next {
+                None => drop(deadlines.wake.wait(planned)),
+                Some(at) => {
+                    let wait = at.saturating_duration_since(Instant::now()).max(TICK);
+                    drop(deadlines.wake.wait_timeout(planned, wait));
+                }
             }
-        };
+        }
+        // Not under the lock: the pumps arm deadlines while this may wait for the client.
         let Some(io) = io.upgrade() else {
             return;
         };
-        let effects = io.inspector.expire_due(Instant::now());
-        if !effects.is_empty() {
-            // Writing may block (a client or an upstream that does not read): not here, where
-            // it would hold up the other deadlines.
-            off_thread("timeout", Arc::downgrade(&io), move |io| io.apply(effects));
-        }
+        io.expire_due();
     }
 }

@@ -263,6 +263,8 @@ impl Inspector {
                 rule = error.rule_id.as_deref().unwrap_or("(unclassified)"),
                 "transient failure: retrying"
             );
+            // Out of the table until now, its deadline may have been passed over: look again.
+            effects.deadline = call.call.deadline.map(|d| d.at);
             let (key, request) = self.session().retry(call);
             effects.retries.push((delay, Retry { key, line: request }));
             return false;
@@ -427,7 +429,8 @@ impl Inspector {
     pub fn expire_due(&self, now: Instant) -> Effects {
         let mut effects = Effects::default();
         let due = self.session().expire_due(now);
-        for (call, limit) in due {
+        for call in due {
+            let limit = call.call.deadline.map_or(Duration::ZERO, |d| d.limit);
             bump(&self.stats.timed_out);
             self.stats.failure(Category::Transient);
             self.record_outcome(&call.call.name, true);

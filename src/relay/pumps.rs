@@ -48,6 +48,8 @@ pub(super) struct Io {
     pub client_closed: Notify,
     /// Where the calls' deadlines are watched (`super::deadlines`).
     pub deadlines: Arc<Deadlines>,
+    /// Cancels for the upstream from the deadline watcher, and whether a thread is writing them.
+    cancels: Mutex<(Vec<Vec<u8>>, bool)>,
     /// Where retries wait out their backoff.
     runtime: tokio::runtime::Handle,
 }
@@ -68,6 +70,7 @@ impl Io {
             client_eof: AtomicBool::new(false),
             client_closed: Notify::new(),
             deadlines: Arc::default(),
+            cancels: Mutex::default(),
             runtime: tokio::runtime::Handle::current(),
         })
     }
@@ -111,6 +114,50 @@ impl Io {
         }
     }
 
+    /// Answers the calls whose time is up (`super::deadlines`), deciding and writing while
+    /// holding the client's end: an answer streaming to the client holds it too, and settles its
+    /// call before letting go, so no call is answered twice. Blocks while the client does not
+    /// read (then nothing else reaches it either), never on the upstream.
+    pub fn expire_due(self: &Arc<Self>) {
+        let mut out = self.client.lock();
+        let effects = self.inspector.expire_due(Instant::now());
+        let written = effects
+            .to_client
+            .iter()
+            .try_for_each(|line| out.write_all(line));
+        if written.and_then(|()| out.flush()).is_err() {
+            tracing::debug!("a timeout answer could not be written: the client is gone");
+        }
+        drop(out);
+        self.cancel(effects.to_upstream);
+    }
+
+    /// Sends cancels to the upstream on a thread of its own (it may not be reading), one thread
+    /// at a time however many come meanwhile.
+    fn cancel(self: &Arc<Self>, lines: Vec<Vec<u8>>) {
+        if lines.is_empty() {
+            return;
+        }
+        let mut cancels = lock(&self.cancels);
+        cancels.0.extend(lines);
+        if cancels.1 {
+            return;
+        }
+        cancels.1 = true;
+        drop(cancels);
+        off_thread("cancel", Arc::downgrade(self), |io| loop {
+            let lines = {
+                let mut cancels = lock(&io.cancels);
+                if cancels.0.is_empty() {
+                    cancels.1 = false;
+                    return;
+                }
+                std::mem::take(&mut cancels.0)
+            };
+            io.send_upstream(lines);
+        });
+    }
+
     /// The upstream `how` ("exited with status 1") is gone: it gets no more lines, lines held
     /// for it are dropped, and every request still waiting is answered now. Holding the
     /// upstream's end makes this one step for the client pump: a request it took before is
@@ -123,6 +170,14 @@ impl Io {
         let effects = self.inspector.upstream_gone(how);
         let _ = self.client.send(&effects.to_client, true);
     }
+}
+
+/// Every lock here survives a panic of a holder: a writer that panicked left at worst a partial
+/// line; the pipe itself, and the state, are fine.
+pub(super) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// Runs `work` on a thread of its own if the relay is still there.
@@ -144,10 +199,7 @@ pub(super) struct ClientEnd(Mutex<BufWriter<File>>);
 
 impl ClientEnd {
     fn lock(&self) -> MutexGuard<'_, BufWriter<File>> {
-        // A writer that panicked left at worst a partial line; the pipe itself is fine.
-        self.0
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+        lock(&self.0)
     }
 
     /// Writes `lines`, then, if `flush`, everything buffered (a pump leaves lines buffered while
@@ -191,9 +243,7 @@ pub(super) struct Inlet {
 
 impl UpstreamEnd {
     fn lock(&self) -> MutexGuard<'_, Inlet> {
-        self.inlet
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+        lock(&self.inlet)
     }
 
     /// Waits while the lines held for a restarting upstream are over [`HOLD_LIMIT`]: a client
@@ -301,7 +351,9 @@ pub(super) fn client_pump(io: Arc<Io>) {
                 // Held across the inspection, so that the upstream's end is never seen between
                 // a request being registered and being written (see `Io::upstream_gone`).
                 let mut upstream = io.upstream.lock();
-                let effects = io.inspector.client_line(line);
+                let mut effects = io.inspector.client_line(line);
+                // Before writing, which may block: the deadline must be watched meanwhile.
+                io.schedule(std::mem::take(&mut effects.retries), effects.deadline);
                 if !effects.to_client.is_empty() {
                     let _ = io.client.send(&effects.to_client, true);
                 }
@@ -313,7 +365,6 @@ pub(super) fn client_pump(io: Arc<Io>) {
                     upstream.flush();
                 }
                 drop(io.upstream.wait_for_room(upstream));
-                io.schedule(effects.retries, effects.deadline);
             }
             Ok(Read::Long(first)) => {
                 tracing::warn!(
@@ -394,12 +445,12 @@ fn pump_upstream(io: &Arc<Io>, stdout: File, retired: &AtomicBool) -> PumpEnd {
                 return PumpEnd::Eof;
             }
         };
+        io.schedule(effects.retries, effects.deadline);
         let flush = !reader.has_line();
         if io.client.send(&effects.to_client, flush).is_err() {
             return PumpEnd::ClientGone;
         }
         io.send_upstream(effects.to_upstream);
-        io.schedule(effects.retries, effects.deadline);
     }
 }
 
@@ -430,7 +481,6 @@ fn stream_to_client(
     if out.flush().is_err() {
         return Err(PumpEnd::ClientGone);
     }
-    drop(out);
     let why = if over_limit {
         Streamed::OverLimit
     } else {
@@ -438,5 +488,9 @@ fn stream_to_client(
             may_be_failure: mentions.found(),
         }
     };
-    Ok(io.inspector.streamed_line(&scanner, why))
+    // Settled before the client's end is let go: a deadline passed meanwhile finds the call
+    // answered, instead of answering it a second time (`Io::expire_due`).
+    let effects = io.inspector.streamed_line(&scanner, why);
+    drop(out);
+    Ok(effects)
 }

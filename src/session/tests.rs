@@ -245,11 +245,9 @@ fn a_deadline_holds_across_retries_and_goes_with_the_answer() {
     assert!(s.expire_due(t0 + Duration::from_secs(29)).is_empty());
     let due = s.expire_due(t0 + Duration::from_secs(30));
     assert_eq!(due.len(), 1);
-    assert_eq!(
-        (due[0].0.id.get(), due[0].1),
-        ("1", Duration::from_secs(30))
-    );
-    assert_eq!(due[0].0.attempt, 2);
+    assert_eq!(due[0].id.get(), "1");
+    assert_eq!(due[0].call.deadline, Some(deadline(30)));
+    assert_eq!(due[0].attempt, 2);
     assert_eq!(s.next_deadline(), None);
     assert_eq!(s.pending_len(), 1, "the ping still waits");
 }
