@@ -4,6 +4,7 @@
 //! Never rewritten: successful results, task handles, `input_required` results, and control
 //! errors the client must act on itself (-32042, and -32020..-32099, reserved by 2026-07-28).
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -103,6 +104,11 @@ impl Rewriter {
         let inspect_success = self.rules.inspects_successes_of(tool);
         // Most answers are successes, often large: skip them without parsing.
         if !inspect_success && !raw.get().contains("\"isError\"") {
+            return None;
+        }
+        // Rewritten already, by an mcp-errnorm nearer the server (wrapped twice, or behind a
+        // gateway that runs one): it goes on as it is, not wrapped (or retried) a second time.
+        if raw.get().contains(META_KEY) && rewritten_already(raw) {
             return None;
         }
         let plain::ReadResult {
@@ -443,6 +449,20 @@ fn attempted_query(answered: &AnsweredCall) -> Option<AttemptedQuery> {
         tool: answered.call.name.clone(),
         arguments,
     })
+}
+
+/// Whether a result carries the proxy's own canonical error in its `_meta` (an object with the
+/// error's category, not just the key).
+fn rewritten_already(raw: &RawValue) -> bool {
+    #[derive(Deserialize)]
+    struct Result {
+        #[serde(rename = "_meta")]
+        meta: HashMap<String, Value>,
+    }
+    serde_json::from_str::<Result>(raw.get())
+        .ok()
+        .and_then(|r| r.meta.get(META_KEY)?.get("errorCategory").cloned())
+        .is_some_and(|category| category.is_string())
 }
 
 #[cfg(test)]

@@ -6,9 +6,10 @@
 //! the original `id` bytes back in.
 
 use std::borrow::Cow;
+use std::fmt;
 
-use serde::de::IgnoredAny;
-use serde::Deserialize;
+use serde::de::{self, IgnoredAny, MapAccess, Visitor};
+use serde::{Deserialize, Deserializer};
 use serde_json::value::RawValue;
 
 /// One JSON-RPC message, borrowed from its line.
@@ -44,23 +45,91 @@ pub enum Line<'a> {
     NotJson,
 }
 
-#[derive(Deserialize)]
+/// The members of a message the proxy reads. Read from an object only (serde would fill a
+/// derived struct from an array too, by position: `[1,"ping"]` as a request), and a member given
+/// twice counts with its last value, as JavaScript and Python clients read it (a derived struct
+/// would reject the line, which the client then takes as the answer the proxy never settled).
+#[derive(Default)]
 struct Envelope<'a> {
-    #[serde(borrow, default)]
     id: Option<&'a RawValue>,
-    #[serde(borrow, default)]
     method: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
     params: Option<&'a RawValue>,
-    // `"result": null` is a result (a present null), not a missing one.
-    #[serde(borrow, default, deserialize_with = "present")]
+    /// `"result": null` is a result (a present null), not a missing one.
     result: Option<&'a RawValue>,
-    #[serde(borrow, default)]
     error: Option<&'a RawValue>,
 }
 
-fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
-    <&RawValue>::deserialize(d).map(Some)
+#[derive(Deserialize)]
+#[serde(field_identifier, rename_all = "lowercase")]
+enum Field {
+    Id,
+    Method,
+    Params,
+    Result,
+    Error,
+    #[serde(other)]
+    Other,
+}
+
+impl<'de> Deserialize<'de> for Envelope<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_map(EnvelopeVisitor)
+    }
+}
+
+struct EnvelopeVisitor;
+
+impl<'de> Visitor<'de> for EnvelopeVisitor {
+    type Value = Envelope<'de>;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a JSON-RPC message")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Envelope<'de>, A::Error> {
+        let mut envelope = Envelope::default();
+        while let Some(field) = map.next_key::<Field>()? {
+            // `null` reads as `None` (absent), except for `result`.
+            match field {
+                Field::Id => envelope.id = map.next_value()?,
+                Field::Method => {
+                    envelope.method = map.next_value::<Option<Text>>()?.map(|t| t.0);
+                }
+                Field::Params => envelope.params = map.next_value()?,
+                Field::Result => envelope.result = Some(map.next_value()?),
+                Field::Error => envelope.error = map.next_value()?,
+                Field::Other => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(envelope)
+    }
+}
+
+/// A string, borrowed from the line when it has no escapes.
+struct Text<'a>(Cow<'a, str>);
+
+impl<'de> Deserialize<'de> for Text<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct TextVisitor;
+        impl<'de> Visitor<'de> for TextVisitor {
+            type Value = Text<'de>;
+
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a string")
+            }
+
+            fn visit_borrowed_str<E: de::Error>(self, s: &'de str) -> Result<Text<'de>, E> {
+                Ok(Text(Cow::Borrowed(s)))
+            }
+
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<Text<'de>, E> {
+                Ok(Text(Cow::Owned(s.to_owned())))
+            }
+        }
+        d.deserialize_str(TextVisitor)
+    }
 }
 
 /// The line as UTF-8 text: itself, or (when it holds invalid UTF-8) its lossy reading, so that
@@ -77,15 +146,7 @@ pub fn text_of(line: &[u8]) -> Cow<'_, str> {
 /// Reads one line (with or without its line ending) as a JSON-RPC message. Text, not bytes:
 /// validated once, its strings need no second check.
 pub fn parse(line: &str) -> Line<'_> {
-    // serde would also fill the envelope from an array, by position (`[1,"ping"]` as a request):
-    // only an object is a message.
-    let object = line
-        .trim_start_matches([' ', '\t', '\n', '\r'])
-        .starts_with('{');
-    let Some(envelope) = object
-        .then(|| serde_json::from_str::<Envelope>(line).ok())
-        .flatten()
-    else {
+    let Ok(envelope) = serde_json::from_str::<Envelope>(line) else {
         return if serde_json::from_str::<IgnoredAny>(line).is_ok() {
             Line::OtherJson
         } else {
@@ -263,6 +324,28 @@ mod tests {
         assert_eq!(kind("Server listening on stdio"), "not-json");
         assert_eq!(kind(""), "not-json");
         assert_eq!(kind("{\"id\":1,"), "not-json");
+    }
+
+    #[test]
+    fn a_member_given_twice_counts_with_its_last_value() {
+        let Line::Message(Message::Response { id, result }) =
+            parse(r#"{"jsonrpc":"2.0","id":1,"result":{"a":1},"id":2,"result":null}"#)
+        else {
+            panic!("not a response")
+        };
+        assert_eq!((id.get(), result.get()), ("2", "null"));
+        assert_eq!(kind(r#"{"id":null,"method":"m","id":4}"#), "request");
+        assert_eq!(kind(r#"{"id":4,"method":"m","method":null}"#), "other");
+    }
+
+    #[test]
+    fn a_plain_method_is_borrowed() {
+        let Line::Message(Message::Request { method, .. }) =
+            parse(r#"{"id":1,"method":"tools/call"}"#)
+        else {
+            panic!("not a request")
+        };
+        assert!(matches!(method, Cow::Borrowed("tools/call")));
     }
 
     #[test]

@@ -62,6 +62,29 @@ fn rewrite_result(r: &Rewriter, a: &AnsweredCall, result: &str) -> Option<Value>
 }
 
 #[test]
+fn a_result_rewritten_already_is_not_rewritten_again() {
+    let r = rewriter(Profile::Mcp);
+    let a = answered(Some("2025-11-25"), false);
+    let once = rewrite_result(
+        &r,
+        &a,
+        r#"{"content":[{"type":"text","text":"ENOENT: no such file"}],"isError":true}"#,
+    )
+    .expect("rewritten");
+    assert_eq!(rewrite_result(&r, &a, &once.to_string()), None);
+    // Another server's `_meta`, or the key without the error, does not count.
+    for meta in [
+        r#"{"x/mcp-errnorm/error":{"errorCategory":"transient"}}"#,
+        r#"{"mcp-errnorm/error":{}}"#,
+    ] {
+        let other = format!(
+            r#"{{"content":[{{"type":"text","text":"ENOENT"}}],"isError":true,"_meta":{meta}}}"#
+        );
+        assert!(rewrite_result(&r, &a, &other).is_some(), "{meta}");
+    }
+}
+
+#[test]
 fn is_error_result_becomes_structured() {
     let r = rewriter(Profile::Mcp);
     let out = rewrite_result(
