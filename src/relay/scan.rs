@@ -111,6 +111,7 @@ impl IdScanner {
                 if let State::Colon(is_id) = self.state {
                     self.state = State::Value(is_id);
                     self.value.clear();
+                    self.id_too_long = false;
                 }
             }
             b',' if top => {
@@ -121,9 +122,10 @@ impl IdScanner {
         }
     }
 
-    /// The id's value ends at a `,` or `}` that is itself already in `value`.
+    /// The id's value ends at a `,` or `}` that is itself already in `value`. An id given twice
+    /// counts with its last value, as clients read it (and `wire::parse`).
     fn finish_value(&mut self, drop_last: bool) {
-        if self.state == State::Value(true) && self.found.is_none() {
+        if self.state == State::Value(true) {
             if drop_last {
                 self.value.pop();
             }
@@ -238,6 +240,11 @@ mod tests {
             ));
             assert!(!answer(r#"{"id":1,"result":{},"method":"m"}"#));
             assert!(!answer(r#"{"id":1,"params":{"error":2}}"#));
+            assert_eq!(
+                scanned(r#"{"id":1,"result":{},"id":2}"#, chunk).id(),
+                Some(&b"2"[..]),
+                "the last of two ids"
+            );
             // No message is an array, even one that reads like keys and values.
             assert!(!answer(r#"["id":1,"result":{}]"#));
             assert!(!answer(r#" [{"id":1,"result":{}}]"#));
