@@ -95,9 +95,18 @@ pub struct Policy {
     breaker: BreakerConfig,
 }
 
+/// The longest time limit or cool-down: a year. Longer ones would overflow the clock arithmetic
+/// (and mean "never", which 0 says for a time limit).
+const MAX_SECONDS: f64 = 365.0 * 24.0 * 3600.0;
+
 fn seconds(s: f64) -> Result<Option<Duration>, String> {
     if !s.is_finite() || s < 0.0 {
         return Err(format!("{s} is not a number of seconds"));
+    }
+    if s > MAX_SECONDS {
+        return Err(format!(
+            "{s} seconds is more than a year, the longest allowed (0 means no time limit)"
+        ));
     }
     Ok((s > 0.0).then(|| Duration::from_secs_f64(s)))
 }
@@ -428,6 +437,22 @@ mod tests {
             None,
             "too long: the agent decides"
         );
+    }
+
+    #[test]
+    fn times_longer_than_a_year_are_refused() {
+        let timeouts = |s| TimeoutConfig {
+            default_seconds: s,
+            ..TimeoutConfig::default()
+        };
+        let policy = |t| Policy::new(RetryConfig::default(), t, BreakerConfig::default());
+        assert!(policy(timeouts(1e19)).is_err_and(|e| e.contains("more than a year")));
+        assert!(policy(timeouts(MAX_SECONDS)).is_ok());
+        let breaker = BreakerConfig {
+            failures: 1,
+            cooldown_seconds: 1e300,
+        };
+        assert!(Policy::new(RetryConfig::default(), TimeoutConfig::default(), breaker).is_err());
     }
 
     #[test]

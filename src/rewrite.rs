@@ -40,6 +40,18 @@ pub struct Rewriter {
 /// The `_meta` key of an empty result the proxy made from a NOT_FOUND failure.
 pub const EMPTY_META_KEY: &str = "mcp-errnorm/empty";
 
+/// What becomes of an answer to a tool call.
+#[derive(Debug)]
+pub enum Handling {
+    /// A failure, rewritten.
+    Rewrite(Box<RewrittenJson>),
+    /// Anything else: passes as it came.
+    Pass,
+    /// A failure of this category that passes as it came: rewritten already, by an mcp-errnorm
+    /// nearer the server.
+    PassFailure(Category),
+}
+
 /// An upstream answer, borrowed from its line.
 #[derive(Debug, Clone, Copy)]
 pub enum Answer<'a> {
@@ -92,25 +104,41 @@ impl Rewriter {
 
     /// [`Rewriter::rewrite`], with the result as JSON text: what the relay writes.
     pub fn rewrite_json(&self, answered: &AnsweredCall, answer: Answer) -> Option<RewrittenJson> {
-        match answer {
-            Answer::Result(raw) => self.rewrite_result(answered, raw),
-            Answer::Error(raw) if self.rewrite_rpc_errors => self.rewrite_error(answered, raw),
-            Answer::Error(_) => None,
+        match self.handle(answered, answer) {
+            Handling::Rewrite(rewritten) => Some(*rewritten),
+            Handling::Pass | Handling::PassFailure(_) => None,
         }
     }
 
-    fn rewrite_result(&self, answered: &AnsweredCall, raw: &RawValue) -> Option<RewrittenJson> {
+    /// What becomes of an answer: [`Rewriter::rewrite_json`], telling a failure that passes (one
+    /// rewritten already) from a success.
+    pub fn handle(&self, answered: &AnsweredCall, answer: Answer) -> Handling {
+        let rewritten = match answer {
+            Answer::Result(raw) => return self.handle_result(answered, raw),
+            Answer::Error(raw) if self.rewrite_rpc_errors => self.rewrite_error(answered, raw),
+            Answer::Error(_) => None,
+        };
+        rewritten.map_or(Handling::Pass, |r| Handling::Rewrite(Box::new(r)))
+    }
+
+    fn handle_result(&self, answered: &AnsweredCall, raw: &RawValue) -> Handling {
         let tool = answered.call.name.as_str();
         let inspect_success = self.rules.inspects_successes_of(tool);
         // Most answers are successes, often large: skip them without parsing.
         if !inspect_success && !raw.get().contains("\"isError\"") {
-            return None;
+            return Handling::Pass;
         }
         // Rewritten already, by an mcp-errnorm nearer the server (wrapped twice, or behind a
         // gateway that runs one): it goes on as it is, not wrapped (or retried) a second time.
-        if raw.get().contains(META_KEY) && rewritten_already(raw) {
-            return None;
+        if let Some(category) = rewritten_already(raw) {
+            return Handling::PassFailure(category);
         }
+        self.rewrite_result(answered, raw)
+            .map_or(Handling::Pass, |r| Handling::Rewrite(Box::new(r)))
+    }
+
+    fn rewrite_result(&self, answered: &AnsweredCall, raw: &RawValue) -> Option<RewrittenJson> {
+        let tool = answered.call.name.as_str();
         let plain::ReadResult {
             members,
             is_error,
@@ -451,18 +479,19 @@ fn attempted_query(answered: &AnsweredCall) -> Option<AttemptedQuery> {
     })
 }
 
-/// Whether a result carries the proxy's own canonical error in its `_meta` (an object with the
-/// error's category, not just the key).
-fn rewritten_already(raw: &RawValue) -> bool {
+/// The category of the proxy's own canonical error in a result's `_meta`, if it carries one.
+fn rewritten_already(raw: &RawValue) -> Option<Category> {
     #[derive(Deserialize)]
     struct Result {
         #[serde(rename = "_meta")]
         meta: HashMap<String, Value>,
     }
-    serde_json::from_str::<Result>(raw.get())
-        .ok()
-        .and_then(|r| r.meta.get(META_KEY)?.get("errorCategory").cloned())
-        .is_some_and(|category| category.is_string())
+    if !raw.get().contains(META_KEY) {
+        return None;
+    }
+    let result = serde_json::from_str::<Result>(raw.get()).ok()?;
+    let category = result.meta.get(META_KEY)?.get("errorCategory")?;
+    serde_json::from_value(category.clone()).ok()
 }
 
 #[cfg(test)]

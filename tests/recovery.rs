@@ -660,3 +660,53 @@ fn a_retried_call_keeps_its_deadline_watched() {
     assert_eq!(failed.deadline, Some(deadline));
     assert_eq!(inspector.next_deadline(), Some(deadline));
 }
+
+#[test]
+fn a_failure_rewritten_already_passes_and_counts_as_a_failure() {
+    use mcp_errnorm::config::{Flags, Settings};
+    use mcp_errnorm::recovery::{BreakerConfig, Policy, RetryConfig, TimeoutConfig};
+    use mcp_errnorm::relay::Inspector;
+
+    let breaker = BreakerConfig {
+        failures: 2,
+        cooldown_seconds: 30.0,
+    };
+    let policy = Policy::new(RetryConfig::default(), TimeoutConfig::default(), breaker).unwrap();
+    let rewriter = Settings::load(&Flags::default()).unwrap().rewriter();
+    // What an mcp-errnorm nearer the server made of a transient failure.
+    let inner = Inspector::new(rewriter.clone(), Policy::without_retries());
+    let call = |id: u32| {
+        format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"fetch","arguments":{{}}}}}}"#)
+            .into_bytes()
+    };
+    inner.client_line(call(1));
+    let failed = b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"fetch failed\"}],\"isError\":true}}\n";
+    let rewritten = inner
+        .upstream_line(failed.to_vec())
+        .to_client
+        .pop()
+        .unwrap();
+    assert_ne!(rewritten, failed.to_vec(), "the inner proxy rewrote it");
+
+    let outer = Inspector::new(rewriter, policy);
+    for id in [1, 2] {
+        outer.client_line(call(id));
+        let line = String::from_utf8(rewritten.clone()).unwrap().replacen(
+            "\"id\":1",
+            &format!("\"id\":{id}"),
+            1,
+        );
+        let out = outer.upstream_line(line.clone().into_bytes());
+        assert_eq!(out.to_client, vec![line.into_bytes()], "passed as it came");
+        assert!(out.retries.is_empty(), "not retried a second time");
+    }
+    // Two transient failures in a row: the outer proxy's breaker opened.
+    let refused = outer.client_line(call(3));
+    let answer: Value = serde_json::from_slice(&refused.to_client[0]).unwrap();
+    assert_eq!(canonical(&answer)["ruleId"], "builtin:circuit-open");
+    assert!(
+        outer.stats.summary().contains("transient=2"),
+        "{}",
+        outer.stats.summary()
+    );
+}

@@ -14,7 +14,7 @@ use crate::config::NonJsonLines;
 use crate::recovery::{Breakers, Policy};
 use crate::redact::Redactor;
 use crate::reload::SharedRewriter;
-use crate::rewrite::{Answer, Rewriter};
+use crate::rewrite::{Answer, Handling, Rewriter};
 use crate::session::{Answered, AnsweredCall, Deadline, Session, Unanswered};
 use crate::taxonomy::Category;
 use crate::unmatched::UnmatchedLog;
@@ -229,22 +229,45 @@ impl Inspector {
         effects
     }
 
+    /// An answer that passes as it came, a success or a `failure` rewritten already (which
+    /// counts as the failure it is); true when it goes to the client as it is. A retry's goes
+    /// back under the client's own id.
+    fn pass_answer(
+        &self,
+        call: AnsweredCall,
+        answer: Answer,
+        failure: Option<Category>,
+        effects: &mut Effects,
+    ) -> bool {
+        let tool = call.call.name.as_str();
+        if let Some(category) = failure {
+            self.stats.failure(category);
+        }
+        self.record_outcome(tool, failure == Some(Category::Transient));
+        if call.attempt == 1 {
+            return true;
+        }
+        if failure.is_none() {
+            bump(&self.stats.recovered);
+            tracing::info!(tool, attempts = call.attempt, "a retry succeeded");
+        }
+        effects.to_client.push(match answer {
+            Answer::Result(raw) => wire::answer_line(&call.id, "result", raw),
+            Answer::Error(raw) => wire::answer_line(&call.id, "error", raw),
+        });
+        false
+    }
+
     /// What an answer to a tool call becomes; true when it goes to the client as it came.
     fn answer_call(&self, call: AnsweredCall, answer: Answer, effects: &mut Effects) -> bool {
         let tool = call.call.name.as_str();
         let rewriter = self.rewriter.load();
-        let Some(rewritten) = rewriter.rewrite_json(&call, answer) else {
-            self.record_outcome(tool, false);
-            if call.attempt > 1 {
-                bump(&self.stats.recovered);
-                tracing::info!(tool, attempts = call.attempt, "a retry succeeded");
-                effects.to_client.push(match answer {
-                    Answer::Result(raw) => wire::answer_line(&call.id, "result", raw),
-                    Answer::Error(raw) => wire::answer_line(&call.id, "error", raw),
-                });
-                return false;
+        let rewritten = match rewriter.handle(&call, answer) {
+            Handling::Rewrite(rewritten) => *rewritten,
+            Handling::Pass => return self.pass_answer(call, answer, None, effects),
+            Handling::PassFailure(category) => {
+                return self.pass_answer(call, answer, Some(category), effects)
             }
-            return true;
         };
         let error = &rewritten.error;
         let delay = self.policy.retry_delay(
