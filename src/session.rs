@@ -408,6 +408,12 @@ impl Session {
         }
     }
 
+    /// Whether an answer under `key` would be dropped ([`Answered::Drop`]), without settling
+    /// anything.
+    pub fn drops_answer(&self, key: &IdKey) -> bool {
+        !self.pending.contains_key(key) && (is_proxy_id(key) || self.expired.contains(key))
+    }
+
     /// Registers the next attempt of a failed call under a fresh proxy id; returns the request
     /// line to send when its backoff is over.
     pub fn retry(&mut self, failed: AnsweredCall) -> (IdKey, Vec<u8>) {

@@ -504,6 +504,23 @@ fn a_call_whose_request_cannot_be_written_still_times_out() {
 }
 
 #[test]
+fn a_late_answer_too_long_to_read_is_dropped_after_the_timeout() {
+    let (mut p, _dir) =
+        proxy("max_line_bytes = 4000\n[[timeouts.tool]]\ntools = [\"hold\"]\nseconds = 0.3\n");
+    // 2 KB sent; the answer quotes it back as \u00e9 escapes, 6 KB: streamed, unread.
+    let text = "é".repeat(1000);
+    p.send(&format!(
+        r#"{{"jsonrpc":"2.0","id":"h","method":"tools/call","params":{{"name":"hold","arguments":{{"text":"{text}"}}}}}}"#
+    ));
+    let timeout = p.recv();
+    assert_eq!(timeout["id"], "h");
+    assert_eq!(canonical(&timeout)["errorCode"], "TIMEOUT");
+    // `release` makes the upstream answer "h" now, then itself: only its own answer comes.
+    let released = p.call(json!("r"), "release", json!({}));
+    assert_eq!(released["id"], "r", "{released}");
+}
+
+#[test]
 fn an_answer_streaming_past_the_deadline_is_the_only_answer() {
     use std::io::{BufRead, BufReader, Write};
     use std::process::{Command, Stdio};

@@ -366,6 +366,22 @@ impl Inspector {
             .may_stream(key.as_ref(), |tool| rules.inspects_successes_of(tool))
     }
 
+    /// Whether a streaming line, judged by what of it `line` has seen, is an answer nobody waits
+    /// for any more: to a call that timed out (its client has the TIMEOUT already) or to a retry
+    /// given up on. Asked once the client's end is held, since the call may have timed out
+    /// after [`Inspector::may_stream`] let the line go.
+    pub fn drops_answer(&self, line: &IdScanner) -> bool {
+        let Some(key) = line
+            .id()
+            .filter(|_| line.is_answer())
+            .and_then(raw_id)
+            .and_then(|raw| IdKey::new(&raw))
+        else {
+            return false;
+        };
+        self.session().drops_answer(&key)
+    }
+
     /// An upstream line has been streamed to the client unchanged, followed by `line`. If it
     /// was an answer, the request it answers is settled, unrewritten.
     pub fn streamed_line(&self, line: &IdScanner, why: Streamed) -> Effects {

@@ -145,7 +145,7 @@ impl Io {
         }
         cancels.1 = true;
         drop(cancels);
-        off_thread("cancel", Arc::downgrade(self), |io| loop {
+        let started = off_thread("cancel", Arc::downgrade(self), |io| loop {
             let lines = {
                 let mut cancels = lock(&io.cancels);
                 if cancels.0.is_empty() {
@@ -156,6 +156,10 @@ impl Io {
             };
             io.send_upstream(lines);
         });
+        if !started {
+            // The lines wait for the next cancel, which tries again.
+            lock(&self.cancels).1 = false;
+        }
     }
 
     /// The upstream `how` ("exited with status 1") is gone: it gets no more lines, lines held
@@ -180,8 +184,13 @@ pub(super) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-/// Runs `work` on a thread of its own if the relay is still there.
-pub(super) fn off_thread(name: &str, io: Weak<Io>, work: impl FnOnce(Arc<Io>) + Send + 'static) {
+/// Runs `work` on a thread of its own if the relay is still there; false if no thread could
+/// be started (then `work` never runs).
+pub(super) fn off_thread(
+    name: &str,
+    io: Weak<Io>,
+    work: impl FnOnce(Arc<Io>) + Send + 'static,
+) -> bool {
     let spawned = std::thread::Builder::new()
         .name(format!("mcp-errnorm-{name}"))
         .spawn(move || {
@@ -189,9 +198,10 @@ pub(super) fn off_thread(name: &str, io: Weak<Io>, work: impl FnOnce(Arc<Io>) + 
                 work(io);
             }
         });
-    if let Err(e) = spawned {
+    if let Err(e) = &spawned {
         tracing::error!("cannot start a thread for a {name}: {e}");
     }
+    spawned.is_ok()
 }
 
 /// Our stdout, shared by every writer; the lock keeps lines whole.
@@ -465,13 +475,22 @@ fn stream_to_client(
     let over_limit = first.len() >= io.max_line;
     let mut scanner = IdScanner::default();
     let mut mentions = Mentions::new(b"\"isError\"");
+    scanner.feed(&first);
+    mentions.feed(&first);
     let mut out = io.client.lock();
+    // An answer to a call that timed out since (its client has the TIMEOUT) goes nowhere.
+    let deliver = !io.inspector.drops_answer(&scanner);
+    if deliver {
+        out.write_all(&first).map_err(|_| PumpEnd::ClientGone)?;
+    }
     let mut pass = |bytes: &[u8]| {
         scanner.feed(bytes);
         mentions.feed(bytes);
+        if !deliver {
+            return Ok(());
+        }
         out.write_all(bytes).map_err(|_| PumpEnd::ClientGone)
     };
-    pass(&first)?;
     if !reader.pass_rest(&mut pass)? {
         // The upstream ended mid-line: end the line, so the next one is whole.
         let _ = pass(b"\n");
