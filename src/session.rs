@@ -10,11 +10,14 @@ use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use serde::de::IgnoredAny;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use crate::wire::IdKey;
+
+mod params;
+
+use params::{parse, CallParams, CursorField, ToolsListResult, VersionField};
 
 /// The tables looked up on every message (see `foldhash` in Cargo.toml).
 type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
@@ -171,56 +174,6 @@ pub struct Session {
     /// The client's `initialize` params, to replay to a restarted upstream.
     init_params: Option<Box<RawValue>>,
     next_seq: u64,
-}
-
-#[derive(Deserialize)]
-struct CallParams {
-    name: String,
-    #[serde(default)]
-    task: Option<IgnoredAny>,
-    #[serde(rename = "_meta", default)]
-    meta: Option<RequestMeta>,
-}
-
-#[derive(Deserialize)]
-struct RequestMeta {
-    #[serde(rename = "io.modelcontextprotocol/protocolVersion")]
-    protocol_version: Option<String>,
-}
-
-#[derive(Deserialize)]
-struct VersionField {
-    #[serde(rename = "protocolVersion")]
-    protocol_version: Option<String>,
-}
-
-#[derive(Deserialize)]
-struct CursorField {
-    cursor: Option<IgnoredAny>,
-}
-
-#[derive(Deserialize)]
-struct ToolsListResult {
-    #[serde(default)]
-    tools: Vec<ToolEntry>,
-}
-
-#[derive(Deserialize)]
-struct ToolEntry {
-    name: String,
-    #[serde(rename = "outputSchema")]
-    output_schema: Option<IgnoredAny>,
-    annotations: Option<ToolInfo>,
-}
-
-/// Reads params or a result as `T`, only from an object: serde would also fill a struct from an
-/// array, by position.
-fn parse<'a, T: Deserialize<'a>>(raw: Option<&'a RawValue>) -> Option<T> {
-    let raw = raw?.get();
-    if !raw.starts_with('{') {
-        return None;
-    }
-    serde_json::from_str(raw).ok()
 }
 
 /// A tool call the client just sent.

@@ -1,0 +1,58 @@
+//! What the session reads from requests and answers: the few members it needs, each through
+//! a small struct, from objects only.
+
+use serde::de::IgnoredAny;
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+use super::ToolInfo;
+
+#[derive(Deserialize)]
+pub(super) struct CallParams {
+    pub(super) name: String,
+    #[serde(default)]
+    pub(super) task: Option<IgnoredAny>,
+    #[serde(rename = "_meta", default)]
+    pub(super) meta: Option<RequestMeta>,
+}
+
+#[derive(Deserialize)]
+pub(super) struct RequestMeta {
+    #[serde(rename = "io.modelcontextprotocol/protocolVersion")]
+    pub(super) protocol_version: Option<String>,
+}
+
+#[derive(Deserialize)]
+pub(super) struct VersionField {
+    #[serde(rename = "protocolVersion")]
+    pub(super) protocol_version: Option<String>,
+}
+
+#[derive(Deserialize)]
+pub(super) struct CursorField {
+    pub(super) cursor: Option<IgnoredAny>,
+}
+
+#[derive(Deserialize)]
+pub(super) struct ToolsListResult {
+    #[serde(default)]
+    pub(super) tools: Vec<ToolEntry>,
+}
+
+#[derive(Deserialize)]
+pub(super) struct ToolEntry {
+    pub(super) name: String,
+    #[serde(rename = "outputSchema")]
+    pub(super) output_schema: Option<IgnoredAny>,
+    pub(super) annotations: Option<ToolInfo>,
+}
+
+/// Reads params or a result as `T`, only from an object: serde would also fill a pub(super) struct from an
+/// array, by position.
+pub(super) fn parse<'a, T: Deserialize<'a>>(raw: Option<&'a RawValue>) -> Option<T> {
+    let raw = raw?.get();
+    if !raw.starts_with('{') {
+        return None;
+    }
+    serde_json::from_str(raw).ok()
+}
