@@ -471,8 +471,13 @@ fn a_timeout_is_answered_even_when_the_upstream_stops_reading() {
     for _ in 0..100 {
         p.send(&format!(r#"{{"jsonrpc":"2.0","method":"notifications/message","params":{{"data":"{padding}"}}}}"#));
     }
+    expect_timeout(&mut p, "slow", started);
+}
+
+/// The next answer is `id`'s TIMEOUT, in good time.
+fn expect_timeout(p: &mut Running, id: &str, started: Instant) {
     let answer = p.recv();
-    assert_eq!(answer["id"], "slow");
+    assert_eq!(answer["id"], id);
     assert_eq!(canonical(&answer)["errorCode"], "TIMEOUT");
     assert!(
         started.elapsed() < Duration::from_secs(4),
@@ -493,14 +498,7 @@ fn a_call_whose_request_cannot_be_written_still_times_out() {
     p.send(&format!(
         r#"{{"jsonrpc":"2.0","id":"big","method":"tools/call","params":{{"name":"echo","arguments":{{"p":"{payload}"}}}}}}"#
     ));
-    let answer = p.recv();
-    assert_eq!(answer["id"], "big");
-    assert_eq!(canonical(&answer)["errorCode"], "TIMEOUT");
-    assert!(
-        started.elapsed() < Duration::from_secs(4),
-        "answered after {:?}",
-        started.elapsed()
-    );
+    expect_timeout(&mut p, "big", started);
 }
 
 #[test]
@@ -522,56 +520,25 @@ fn a_late_answer_too_long_to_read_is_dropped_after_the_timeout() {
 
 #[test]
 fn an_answer_streaming_past_the_deadline_is_the_only_answer() {
-    use std::io::{BufRead, BufReader, Write};
-    use std::process::{Command, Stdio};
-
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("config.toml");
     std::fs::write(&config, "[timeouts]\ndefault_seconds = 0.3\n").unwrap();
-    let fixture = common::fixture_command();
-    let mut child = Command::new(common::BIN)
-        .arg("--config")
-        .arg(&config)
-        .arg("--")
-        .args(&fixture)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    writeln!(stdin, r#"{{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{{"name":"big","arguments":{{"size":5000000,"error":false}}}}}}"#).unwrap();
-    stdin.flush().unwrap();
+    let config = config.display().to_string();
     // A client that does not read for a while: the answer starts streaming before the
     // deadline, and cannot finish before it.
-    std::thread::sleep(Duration::from_millis(1500));
-    let (tx, rx) = std::sync::mpsc::channel();
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    std::thread::spawn(move || loop {
-        let mut line = Vec::new();
-        match stdout.read_until(b'\n', &mut line) {
-            Ok(0) | Err(_) => return,
-            Ok(_) => {
-                if tx.send(line).is_err() {
-                    return;
-                }
-            }
-        }
+    let mut p = Running::start(Options {
+        proxy_args: &["--config", &config],
+        read_after: Duration::from_millis(1500),
+        ..Options::default()
     });
-    let first = rx.recv_timeout(common::PATIENCE).expect("an answer");
+    p.send(r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"big","arguments":{"size":5000000,"error":false}}}"#);
+    let first = p.recv_raw();
     assert!(first.len() > 5_000_000, "the success, whole");
     let answer: Value = serde_json::from_slice(&first).unwrap();
     assert_eq!(answer["id"], 7);
     assert_ne!(answer["result"]["isError"], true, "the success");
     // No TIMEOUT for the call it answered.
-    let more = rx.recv_timeout(Duration::from_secs(1));
-    assert!(
-        more.is_err(),
-        "a second answer: {:?}",
-        more.map(|l| String::from_utf8_lossy(&l).into_owned())
-    );
-    drop(stdin);
-    let _ = child.wait();
+    p.assert_quiet(Duration::from_secs(1));
 }
 
 #[test]

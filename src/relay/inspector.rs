@@ -34,15 +34,6 @@ pub struct Effects {
     pub deadline: Option<Instant>,
 }
 
-impl Effects {
-    pub fn is_empty(&self) -> bool {
-        self.to_client.is_empty()
-            && self.to_upstream.is_empty()
-            && self.retries.is_empty()
-            && self.deadline.is_none()
-    }
-}
-
 /// The next attempt of a failed call, to send unless it is no longer wanted by then.
 #[derive(Debug)]
 pub struct Retry {

@@ -48,8 +48,8 @@ pub(super) struct Io {
     pub client_closed: Notify,
     /// Where the calls' deadlines are watched (`super::deadlines`).
     pub deadlines: Arc<Deadlines>,
-    /// Cancels for the upstream from the deadline watcher, and whether a thread is writing them.
-    cancels: Mutex<(Vec<Vec<u8>>, bool)>,
+    /// Cancels for the upstream from the deadline watcher (see [`Io::cancel`]).
+    cancels: Mutex<Cancels>,
     /// Where retries wait out their backoff.
     runtime: tokio::runtime::Handle,
 }
@@ -77,7 +77,7 @@ impl Io {
 
     /// Carries out what a timer decided, from any thread: the client's lines first (an answer
     /// must not wait behind an upstream that no longer reads), then the upstream's.
-    pub fn apply(self: &Arc<Self>, effects: Effects) {
+    fn apply(self: &Arc<Self>, effects: Effects) {
         let _ = self.client.send(&effects.to_client, true);
         self.send_upstream(effects.to_upstream);
         self.schedule(effects.retries, effects.deadline);
@@ -139,26 +139,26 @@ impl Io {
             return;
         }
         let mut cancels = lock(&self.cancels);
-        cancels.0.extend(lines);
-        if cancels.1 {
+        cancels.lines.extend(lines);
+        if cancels.writing {
             return;
         }
-        cancels.1 = true;
+        cancels.writing = true;
         drop(cancels);
         let started = off_thread("cancel", Arc::downgrade(self), |io| loop {
             let lines = {
                 let mut cancels = lock(&io.cancels);
-                if cancels.0.is_empty() {
-                    cancels.1 = false;
+                if cancels.lines.is_empty() {
+                    cancels.writing = false;
                     return;
                 }
-                std::mem::take(&mut cancels.0)
+                std::mem::take(&mut cancels.lines)
             };
             io.send_upstream(lines);
         });
         if !started {
             // The lines wait for the next cancel, which tries again.
-            lock(&self.cancels).1 = false;
+            lock(&self.cancels).writing = false;
         }
     }
 
@@ -202,6 +202,13 @@ pub(super) fn off_thread(
         tracing::error!("cannot start a thread for a {name}: {e}");
     }
     spawned.is_ok()
+}
+
+/// Cancels waiting to go to the upstream, and whether a thread is writing them.
+#[derive(Default)]
+struct Cancels {
+    lines: Vec<Vec<u8>>,
+    writing: bool,
 }
 
 /// Our stdout, shared by every writer; the lock keeps lines whole.

@@ -40,6 +40,8 @@ pub struct Options<'a> {
     pub env: &'a [(&'a str, &'a str)],
     /// Run the fixture directly, without the proxy (for byte-for-byte comparisons).
     pub direct: bool,
+    /// Read nothing of stdout for this long after the start (a client slow to read).
+    pub read_after: Duration,
 }
 
 impl Running {
@@ -73,13 +75,17 @@ impl Running {
         let stdin = child.stdin.take();
         let mut out = BufReader::new(child.stdout.take().unwrap());
         let (tx, rx) = mpsc::channel();
-        std::thread::spawn(move || loop {
-            let mut line = Vec::new();
-            match out.read_until(b'\n', &mut line) {
-                Ok(0) | Err(_) => return,
-                Ok(_) => {
-                    if tx.send(line).is_err() {
-                        return;
+        let read_after = options.read_after;
+        std::thread::spawn(move || {
+            std::thread::sleep(read_after);
+            loop {
+                let mut line = Vec::new();
+                match out.read_until(b'\n', &mut line) {
+                    Ok(0) | Err(_) => return,
+                    Ok(_) => {
+                        if tx.send(line).is_err() {
+                            return;
+                        }
                     }
                 }
             }
