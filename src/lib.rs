@@ -15,13 +15,15 @@
 //! - [`wire`]: JSON-RPC lines through a borrowed envelope; byte-exact, builds only rewritten lines.
 //! - [`recovery`]: which failed calls are retried and when, time limits, circuit breakers.
 //! - [`redact`]: secrets masked in everything the proxy writes itself.
-//! - [`session`]: requests in flight, the tools the upstream declared, the protocol version.
+//! - [`session`]: requests in flight and their deadlines, the tools the upstream declared, the
+//!   protocol version.
 //! - [`config`]: the config file and the options of a run.
 //!
 //! A thin I/O shell:
-//! - [`relay`]: the pumps between client and upstream, timers, and the upstream's lifecycle
-//!   (shutdown ladder, restart). Its [`relay::Inspector`] holds the per-line decisions (session,
-//!   rewrite, retries, timeouts, breakers) as values, apart from any I/O.
+//! - [`relay`]: the pumps between client and upstream, retry timers, the one thread that
+//!   enforces time limits, and the upstream's lifecycle (shutdown ladder, restart). Its
+//!   [`relay::Inspector`] holds the per-line decisions (session, rewrite, retries, timeouts,
+//!   breakers) as values, apart from any I/O.
 //! - [`upstream`]: spawning the server (no shell), signals, exit statuses.
 //! - [`reload`]: polling the config and rule files, swapping in a valid new table.
 //! - [`unmatched`]: `--log-unmatched`, failures no rule matched as JSON lines.
