@@ -153,24 +153,12 @@ impl Settings {
             Some(path) => read_config(path)?,
             None => ConfigFile::default(),
         };
-        let base = flags
-            .config
-            .as_deref()
-            .and_then(Path::parent)
-            .unwrap_or(Path::new(""));
-        // Flags first: their rules are tried before the config's, which are tried before the
-        // defaults.
-        let rule_paths = flags
-            .rules
-            .iter()
-            .cloned()
-            .chain(config.rules.iter().map(|p| base.join(p)));
+        let files = files_of(flags, &config);
+        let base = config_dir(flags);
         let mut user = Vec::new();
         let mut problems = Vec::new();
-        let mut files: Vec<PathBuf> = flags.config.iter().cloned().collect();
-        for path in rule_paths {
-            files.push(path.clone());
-            match SourceFile::read(&path) {
+        for path in &files[flags.config.iter().len()..] {
+            match SourceFile::read(path) {
                 Ok(file) => user.push(file),
                 Err(d) => problems.push(d),
             }
@@ -264,6 +252,38 @@ impl Settings {
             not_found_is_empty: self.not_found_is_empty.clone(),
             redactor: self.redactor.clone(),
         }
+    }
+}
+
+/// The files a run with `flags` reads: the config file, then the rule files in the order
+/// they are tried (the flags' before the config's).
+fn files_of(flags: &Flags, config: &ConfigFile) -> Vec<PathBuf> {
+    let base = config_dir(flags);
+    flags
+        .config
+        .iter()
+        .chain(&flags.rules)
+        .cloned()
+        .chain(config.rules.iter().map(|p| base.join(p)))
+        .collect()
+}
+
+/// Where paths in the config file are relative to: the config file's folder.
+fn config_dir(flags: &Flags) -> &Path {
+    flags
+        .config
+        .as_deref()
+        .and_then(Path::parent)
+        .unwrap_or(Path::new(""))
+}
+
+/// The files to watch for a reload, even when they do not load: the config and whatever rule
+/// files it names, or, when the config itself does not read, the ones named before.
+pub fn files_named(flags: &Flags, before: &[PathBuf]) -> Vec<PathBuf> {
+    match flags.config.as_deref().map(read_config) {
+        None => files_of(flags, &ConfigFile::default()),
+        Some(Ok(config)) => files_of(flags, &config),
+        Some(Err(_)) => before.to_vec(),
     }
 }
 

@@ -59,7 +59,6 @@ pub async fn watch(flags: Flags, mut files: Vec<PathBuf>, shared: SharedRewriter
                     }
                     now = settled;
                 }
-                seen = now;
                 "a file changed"
             }
             _ = sighup.recv() => "SIGHUP",
@@ -76,9 +75,15 @@ pub async fn watch(flags: Flags, mut files: Vec<PathBuf>, shared: SharedRewriter
                      not_found_is_empty and [redact] apply now, other config keys at the next start"
                 );
             }
-            Err(problems) => tracing::error!(
-                "not reloaded ({reason}); the previous rules stay in force:\n{problems}"
-            ),
+            Err(problems) => {
+                tracing::error!(
+                    "not reloaded ({reason}); the previous rules stay in force:\n{problems}"
+                );
+                // The files the new config names are watched all the same: fixing one of them
+                // is what brings the reload.
+                files = crate::config::files_named(&flags, &files);
+                seen = fingerprint(&files);
+            }
         }
     }
 }

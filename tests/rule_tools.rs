@@ -305,6 +305,29 @@ fn rules_reload_when_their_file_changes_and_bad_changes_are_refused() {
 }
 
 #[test]
+fn a_rule_file_named_by_a_refused_config_is_watched_until_it_loads() {
+    let dir = tempfile::tempdir().unwrap();
+    let rule = |id: &str, pattern: &str| {
+        format!("[[rule]]\nid = \"{id}\"\nmatch = \"{pattern}\"\ncategory = \"business\"\n")
+    };
+    write(dir.path(), "a.toml", &rule("a", "jammed"));
+    let config = write(dir.path(), "c.toml", "rules = [\"a.toml\"]\n");
+    let mut p = Running::proxy(&["--config", &config]);
+    let mut id = 0;
+    assert_eq!(await_rule(&mut p, &mut id, json!("a")), "a");
+    // The config now names a second file, which does not load yet: refused.
+    let new = write(dir.path(), "new.toml", &rule("new", "(jammed"));
+    std::fs::write(&config, "rules = [\"new.toml\", \"a.toml\"]\n").unwrap();
+    std::thread::sleep(Duration::from_millis(800));
+    assert_eq!(await_rule(&mut p, &mut id, json!("a")), "a");
+    // Fixing that file alone is enough.
+    std::fs::write(&new, rule("new", "jammed")).unwrap();
+    assert_eq!(await_rule(&mut p, &mut id, json!("new")), "new");
+    p.close_stdin();
+    p.wait();
+}
+
+#[test]
 fn sighup_reloads() {
     let dir = tempfile::tempdir().unwrap();
     let rules = write(
