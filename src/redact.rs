@@ -11,49 +11,64 @@ use serde_json::Value;
 /// What replaces a secret.
 pub const MASK: &str = "[REDACTED]";
 
+/// The shortest secret found in an upstream's text that is masked again wherever the proxy
+/// quotes it ([`Redactor::secrets_in`]): shorter ones would mask common words.
+const MIN_QUOTED_SECRET: usize = 6;
+
 /// The shipped patterns: (name, regex). Where a pattern has a group named `secret`, only that
 /// group is masked, so the reader still sees which key or scheme it was.
 pub const DEFAULT_PATTERNS: &[(&str, &str)] = &[
     (
         "private-key",
-        r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----(?s:.*?)-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----",
+        // To its END line, or to the end of the text when it was cut off.
+        r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----(?s:.*?)(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|\z)",
     ),
     (
         "bearer",
-        r"(?i)\bbearer\s+(?P<secret>[A-Za-z0-9._~+/=-]{8,})",
+        r"(?i)(?-u:\b)bearer\s+(?P<secret>[A-Za-z0-9._~+/=-]{8,})",
     ),
     (
         "key-value",
-        // A key, possibly with a prefix (`DB_PASSWORD`, `x-api-key`), then `:` or `=`. Not after
-        // `/` or `.`: `/etc/passwd: ...` is a path, not a key.
-        r#"(?i)(?:^|[^/\w.-])(?:[a-z0-9]+[_-])*(?:api[_-]?key|apikey|access[_-]?token|refresh[_-]?token|auth[_-]?token|token|secret|client[_-]?secret|password|passwd|pwd)["']?\s*[:=]\s*["']?(?P<secret>[^\s"'&,;}]+)"#,
+        // A key, possibly with a prefix (`DB_PASSWORD`, `x-api-key`, `dbPassword`, `--token`),
+        // then `:` or `=`. Not after `/` or `.`: `/etc/passwd: ...` is a path, not a key. A
+        // quoted value goes to its closing quote (a passphrase has spaces).
+        r#"(?i)(?:^|[^/.A-Za-z0-9_])[a-z0-9_-]*?(?:api[_-]?key|apikey|access[_-]?token|refresh[_-]?token|auth[_-]?token|token|secret|client[_-]?secret|password|passwd|pwd)["']?\s*[:=]\s*(?:"(?P<secret>[^"]+)"|'(?P<secret_sq>[^']+)'|(?P<secret_bare>[^\s"'&,;}]+))"#,
     ),
     (
         "authorization-header",
-        r#"(?i)\bauthorization\s*:\s*(?:basic|bearer|token|digest)\s+(?P<secret>[^\s"',;]+)"#,
+        r#"(?i)(?-u:\b)authorization\s*:\s*(?:basic|bearer|token|digest)\s+(?P<secret>[^\s"',;]+)"#,
     ),
     (
         "url-credentials",
-        r"(?i)\b[a-z][a-z0-9+.-]*://[^/\s:@]+:(?P<secret>[^@\s/]+)@",
+        // The user may be empty (`redis://:secret@host`); the password runs to the last `@`
+        // before the host (`user:p@ss@host`).
+        r"(?i)(?-u:\b)[a-z][a-z0-9+.-]*://[^/\s:@]*:(?P<secret>[^\s/]+)@",
     ),
-    ("aws-access-key", r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b"),
+    (
+        "aws-access-key",
+        r"(?-u:\b)(?:AKIA|ASIA)[A-Z0-9]{16}(?-u:\b)",
+    ),
     (
         "aws-secret-key",
         r#"(?i)aws_?secret_?access_?key["']?\s*[:=]\s*["']?(?P<secret>[A-Za-z0-9/+=]{40})"#,
     ),
     (
         "github-token",
-        r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})\b",
+        // Also after `_` (`x_ghp_...`), where there is no word boundary.
+        r"(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})",
     ),
-    ("slack-token", r"\bxox[abposr]-[A-Za-z0-9-]{10,}\b"),
+    ("slack-token", r"(?-u:\b)xox[abposr]-[A-Za-z0-9-]{10,}"),
     (
         "openai-style-key",
-        r"\bsk-(?:proj-|ant-)?[A-Za-z0-9_-]{20,}\b",
+        r"(?-u:\b)sk-(?:proj-|ant-)?[A-Za-z0-9_-]{20,}",
     ),
-    ("stripe-key", r"\b[rsp]k_(?:live|test)_[A-Za-z0-9]{10,}\b"),
+    (
+        "stripe-key",
+        r"(?-u:\b)[rsp]k_(?:live|test)_[A-Za-z0-9]{10,}",
+    ),
     (
         "jwt",
-        r"\beyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}",
+        r"(?-u:\b)eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}",
     ),
 ];
 
@@ -148,6 +163,44 @@ impl Redactor {
         out
     }
 
+    /// The secrets the patterns find in `text` (what each match masks). Found in an upstream's
+    /// text, a secret is masked wherever the proxy quotes it again: a rule's message fills its
+    /// template from a capture, without the context (`token: '...'`) that marked it.
+    pub fn secrets_in(&self, text: &str) -> Vec<String> {
+        let hits = self.any.matches(text);
+        let mut found = Vec::new();
+        for (i, pattern) in self.patterns.iter().enumerate() {
+            if !hits.matched(i) {
+                continue;
+            }
+            for c in pattern.captures_iter(text) {
+                let secret = ["secret", "secret_sq", "secret_bare"]
+                    .iter()
+                    .find_map(|name| c.name(name))
+                    .or_else(|| c.get(0));
+                // Not a word or two that happen to follow a key: only what could be a secret.
+                if let Some(s) = secret.filter(|s| s.len() >= MIN_QUOTED_SECRET) {
+                    found.push(s.as_str().to_owned());
+                }
+            }
+        }
+        found
+    }
+
+    /// `text` with every secret masked, `known` ones included wherever they are.
+    pub fn text_knowing<'a>(&self, text: &'a str, known: &[String]) -> Cow<'a, str> {
+        let mut out = Cow::Borrowed(text);
+        for secret in known {
+            if out.contains(secret.as_str()) {
+                out = Cow::Owned(out.replace(secret.as_str(), MASK));
+            }
+        }
+        if let Cow::Owned(masked) = self.text(&out) {
+            return Cow::Owned(masked);
+        }
+        out
+    }
+
     /// Masks secrets in every string of a JSON value, keys included.
     pub fn value(&self, value: &mut Value) {
         match value {
@@ -158,6 +211,13 @@ impl Redactor {
             }
             Value::Array(items) => items.iter_mut().for_each(|v| self.value(v)),
             Value::Object(map) => {
+                // Keys are text too (`{"ghp_...": "revoked"}`).
+                if map.keys().any(|k| matches!(self.text(k), Cow::Owned(_))) {
+                    *map = std::mem::take(map)
+                        .into_iter()
+                        .map(|(k, v)| (self.text(&k).into_owned(), v))
+                        .collect();
+                }
                 for (key, v) in map.iter_mut() {
                     // A value under a key that names a secret is masked whole, whatever it is.
                     if names_a_secret(key) && !v.is_null() && self.active() {
@@ -177,13 +237,17 @@ impl Redactor {
 }
 
 /// Replaces a match with [`MASK`]: only its `secret` group where it has one, so the reader still
-/// sees which key or scheme it was.
+/// sees which key or scheme it was. (A shipped pattern with alternatives names the others'
+/// groups `secret_sq` and `secret_bare`: a name is given once per pattern.)
 struct Mask;
 
 impl regex::Replacer for Mask {
     fn replace_append(&mut self, c: &regex::Captures<'_>, dst: &mut String) {
         let whole = c.get(0).expect("group 0");
-        match c.name("secret") {
+        let secret = ["secret", "secret_sq", "secret_bare"]
+            .iter()
+            .find_map(|name| c.name(name));
+        match secret {
             Some(secret) => {
                 dst.push_str(&whole.as_str()[..secret.start() - whole.start()]);
                 dst.push_str(MASK);
@@ -200,9 +264,21 @@ impl regex::Replacer for Mask {
 fn names_a_secret(key: &str) -> bool {
     let mut before = Word::default();
     let mut word = Word::default();
-    let mut previous_lower = false;
-    for c in key.chars() {
-        let boundary = !c.is_alphanumeric() || (c.is_uppercase() && previous_lower);
+    let mut chars = key.chars().peekable();
+    let mut previous: Option<char> = None;
+    while let Some(c) = chars.next() {
+        let next = chars.peek().copied();
+        // Words split at anything not a letter or digit, at a lower-to-upper step (`apiKey`),
+        // at the last capital of an acronym (`DBPassword`, `APIToken`), and between letters
+        // and digits (`password1`, `oauth2Token`).
+        let boundary = !c.is_alphanumeric()
+            || previous.is_some_and(|p| {
+                (c.is_uppercase() && (p.is_lowercase() || p.is_numeric()))
+                    || (c.is_uppercase()
+                        && p.is_uppercase()
+                        && next.is_some_and(char::is_lowercase))
+                    || (p.is_alphanumeric() && p.is_numeric() != c.is_numeric())
+            });
         if boundary && !word.is_empty() {
             if word.is_secret_after(&before) {
                 return true;
@@ -212,7 +288,7 @@ fn names_a_secret(key: &str) -> bool {
         if c.is_alphanumeric() {
             c.to_lowercase().for_each(|l| word.push(l));
         }
-        previous_lower = c.is_lowercase();
+        previous = Some(c);
     }
     !word.is_empty() && word.is_secret_after(&before)
 }
@@ -309,6 +385,80 @@ mod tests {
     }
 
     #[test]
+    fn masks_the_shapes_a_review_found_missing() {
+        for (text, want) in [
+            (
+                "connect redis://:s3cretpass@cache:6379",
+                "connect redis://:[REDACTED]@cache:6379",
+            ),
+            (
+                "fetch https://user:p@ss@host/x",
+                "fetch https://user:[REDACTED]@host/x",
+            ),
+            ("dbPassword=hunter2xyz", "dbPassword=[REDACTED]"),
+            ("run --password=hunter2xyz", "run --password=[REDACTED]"),
+            (
+                "password='correct horse battery staple' rejected",
+                "password='[REDACTED]' rejected",
+            ),
+            (
+                r#"{"password": "correct horse"}"#,
+                r#"{"password": "[REDACTED]"}"#,
+            ),
+            (
+                "bad -----BEGIN PRIVATE KEY-----\nMIIEvQIBADAN",
+                "bad [REDACTED]",
+            ),
+            (
+                "-----BEGIN PGP PRIVATE KEY BLOCK-----\nlQOYBF\n-----END PGP PRIVATE KEY BLOCK----- x",
+                "[REDACTED] x",
+            ),
+            (
+                "x_ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+                "x_[REDACTED]",
+            ),
+        ] {
+            assert_eq!(r(text), want, "{text}");
+        }
+    }
+
+    #[test]
+    fn a_secret_found_in_context_is_masked_wherever_it_is_quoted() {
+        let redactor = Redactor::defaults();
+        let upstream = "No such token: 'tok_1N3T00LkdIwHu7ixt44h1F8k'";
+        let known = redactor.secrets_in(upstream);
+        assert_eq!(known, ["tok_1N3T00LkdIwHu7ixt44h1F8k"]);
+        assert_eq!(
+            redactor.text_knowing(
+                "No token with id 'tok_1N3T00LkdIwHu7ixt44h1F8k' exists.",
+                &known
+            ),
+            "No token with id '[REDACTED]' exists."
+        );
+    }
+
+    #[test]
+    fn keys_of_values_are_masked_too() {
+        let mut data = json!({"ghp_abcdefghijklmnopqrstuvwxyz0123456789": "revoked", "n": 1});
+        Redactor::defaults().value(&mut data);
+        assert_eq!(data, json!({"[REDACTED]": "revoked", "n": 1}));
+    }
+
+    #[test]
+    fn non_ascii_text_keeps_the_fast_path() {
+        // Unicode word boundaries would leave the DFA for every non-ASCII text: the shipped
+        // patterns use ASCII ones.
+        for (_, pattern) in DEFAULT_PATTERNS {
+            assert!(
+                !pattern.contains(r"\b") || pattern.contains(r"(?-u:\b)"),
+                "{pattern}"
+            );
+            assert!(!pattern.contains(r"\w"), "{pattern}");
+        }
+        assert_eq!(r("é token=abcdef123 é"), "é token=[REDACTED] é");
+    }
+
+    #[test]
     fn leaves_ordinary_text_alone() {
         for text in [
             "ENOENT: no such file or directory, open '/tmp/token-list.txt'",
@@ -365,6 +515,11 @@ mod tests {
             "client_secret",
             "Authorization",
             "api_\u{212A}ey",
+            "DBPassword",
+            "APIToken",
+            "AWSSecretKey",
+            "password1",
+            "oauth2Token",
         ] {
             assert!(names_a_secret(key), "{key}");
         }

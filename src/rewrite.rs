@@ -278,11 +278,13 @@ impl Rewriter {
         &self,
         answered: &AnsweredCall,
         mut result: Map<String, Value>,
-        kept_blocks: Vec<Value>,
+        mut kept_blocks: Vec<Value>,
         mut error: StructuredError,
     ) -> RewrittenJson {
         error.attempts = answered.attempt;
         self.redact(&mut error);
+        // The upstream's other blocks ride in the proxy's `content`: masked like the rest.
+        kept_blocks.iter_mut().for_each(|b| self.redactor.value(b));
         let known_schemaless = answered.tool.as_ref().is_some_and(|t| !t.has_output_schema);
         if error.code == codes::NOT_FOUND
             && known_schemaless
@@ -412,8 +414,10 @@ impl Rewriter {
     /// Masks secrets in every text of the error, and trims the attempted query as configured.
     fn redact(&self, error: &mut StructuredError) {
         let r = &self.redactor;
+        // What the upstream's text shows as secret stays masked in whatever quotes it.
+        let known = r.secrets_in(&error.original_error.text);
         let text = |s: &mut String| {
-            if let std::borrow::Cow::Owned(masked) = r.text(s) {
+            if let std::borrow::Cow::Owned(masked) = r.text_knowing(s, &known) {
                 *s = masked;
             }
         };

@@ -137,3 +137,19 @@ fn the_example_config_is_valid_and_shows_the_defaults() {
     let (code, _, stderr) = run(&["--config", example, "--", "true"]);
     assert_eq!(code, Some(0), "{stderr}");
 }
+
+#[test]
+fn the_servers_command_line_is_logged_with_its_secrets_masked() {
+    let mut command = vec![common::BIN.to_owned(), "--".to_owned()];
+    command.extend(common::fixture_command());
+    command.push("postgresql://admin:Sup3rS3cretPw@db.internal/app".into());
+    let out = std::process::Command::new(&command[0])
+        .args(&command[1..])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("upstream started"), "{stderr}");
+    assert!(stderr.contains("admin:[REDACTED]@db.internal"), "{stderr}");
+    assert!(!stderr.contains("Sup3rS3cretPw"), "{stderr}");
+}

@@ -70,7 +70,9 @@ pub async fn run(
         source,
     };
     let (mut child, stdin, stdout) = start(command, &settings).map_err(cannot_start)?;
-    tracing::info!(command = ?command, pid = child.id(), "upstream started");
+    // A server's arguments often carry a database URL or a key: logged masked.
+    let shown: Vec<_> = command.iter().map(|a| settings.redactor.text(a)).collect();
+    tracing::info!(command = ?shown, pid = child.id(), "upstream started");
 
     let mut inspector = Inspector::new(settings.rewriter(), settings.policy.clone());
     inspector.unmatched = unmatched;

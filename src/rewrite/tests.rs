@@ -366,3 +366,21 @@ fn json_text_is_escaped_as_serde_json_does() {
         );
     }
 }
+
+#[test]
+fn a_secret_a_rule_quotes_in_its_message_is_masked_there_too() {
+    // The embedded rules: `stripe-resource-missing` quotes the id in its message.
+    let r = crate::config::Settings::load(&crate::config::Flags::default())
+        .unwrap()
+        .rewriter();
+    let a = answered(Some("2025-11-25"), false);
+    let out = rewrite_result(
+        &r,
+        &a,
+        r#"{"content":[{"type":"text","text":"No such token: 'tok_1N3T00LkdIwHu7ixt44h1F8k'"}],"isError":true}"#,
+    )
+    .expect("rewritten")
+    .to_string();
+    assert!(!out.contains("tok_1N3T00LkdIwHu7ixt44h1F8k"), "{out}");
+    assert!(out.contains("[REDACTED]"), "{out}");
+}
