@@ -308,7 +308,10 @@ fn init_logging(level: Option<&str>, format: LogFormat, file: Option<&Path>) -> 
         .map(str::to_owned)
         .or_else(|| std::env::var("MCP_ERRNORM_LOG").ok())
         .unwrap_or_else(|| "info".to_owned());
-    let filter = tracing_subscriber::EnvFilter::try_new(&filter).unwrap_or_else(|e| {
+    // The config's and the flag's level are checked at load; MCP_ERRNORM_LOG only here.
+    let checked = crate::config::check_log_level(&filter)
+        .and_then(|()| tracing_subscriber::EnvFilter::try_new(&filter).map_err(|e| e.to_string()));
+    let filter = checked.unwrap_or_else(|e| {
         eprintln!("mcp-errnorm: ignoring log level '{filter}': {e}");
         tracing_subscriber::EnvFilter::new("info")
     });

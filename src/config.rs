@@ -203,6 +203,10 @@ impl Settings {
                 "stream_answers_over must be at least 1024, not {stream_answers_over}"
             )));
         }
+        let log_level = flags.log_level.clone().or(config.log_level);
+        if let Some(level) = &log_level {
+            check_log_level(level).map_err(config_problem)?;
+        }
         Ok(Settings {
             max_line_bytes,
             stream_answers_over,
@@ -214,7 +218,7 @@ impl Settings {
             rules: Arc::new(rules),
             rewrite_rpc_errors: config.rewrite_rpc_errors.unwrap_or(true),
             non_json_upstream_lines: config.non_json_upstream_lines.unwrap_or_default(),
-            log_level: flags.log_level.clone().or(config.log_level),
+            log_level,
             log_format: flags.log_format.or(config.log_format).unwrap_or_default(),
             log_file: flags
                 .log_file
@@ -266,6 +270,25 @@ fn files_of(flags: &Flags, config: &ConfigFile) -> Vec<PathBuf> {
         .cloned()
         .chain(config.rules.iter().map(|p| base.join(p)))
         .collect()
+}
+
+/// A log level: a level word, or comma-separated `target=level` directives. A bare word that is
+/// no level would be read as the name of a module to log, which silences everything else.
+pub fn check_log_level(filter: &str) -> Result<(), String> {
+    const LEVELS: [&str; 6] = ["trace", "debug", "info", "warn", "error", "off"];
+    for directive in filter.split(',').map(str::trim).filter(|d| !d.is_empty()) {
+        let level = directive
+            .rsplit_once('=')
+            .map_or(directive, |(_, level)| level);
+        if !LEVELS.iter().any(|l| l.eq_ignore_ascii_case(level)) {
+            return Err(format!(
+                "unknown log level '{level}' in log_level = \"{filter}\" (one of {}, or \
+                 target=level directives)",
+                LEVELS.join(", ")
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Where paths in the config file are relative to: the config file's folder.

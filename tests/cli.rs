@@ -153,3 +153,22 @@ fn the_servers_command_line_is_logged_with_its_secrets_masked() {
     assert!(stderr.contains("admin:[REDACTED]@db.internal"), "{stderr}");
     assert!(!stderr.contains("Sup3rS3cretPw"), "{stderr}");
 }
+
+#[test]
+fn a_log_level_that_is_no_level_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("c.toml");
+    for (level, code) in [("warning", Some(64)), ("mcp_errnorm=debug,warn", Some(0))] {
+        std::fs::write(&config, format!("log_level = \"{level}\"\n")).unwrap();
+        let out = Command::new(BIN)
+            .args(["check", "--config"])
+            .arg(&config)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), code, "{level}: {stderr}");
+        if code == Some(64) {
+            assert!(stderr.contains("unknown log level 'warning'"), "{stderr}");
+        }
+    }
+}
