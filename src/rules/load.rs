@@ -138,7 +138,15 @@ fn compile_rule(
                 Err(e) => problem(glob.span(), format!("invalid glob in 'tools': {e}")),
             }
         }
-        builder.build().ok()
+        match builder.build() {
+            Ok(set) => Some(set),
+            Err(e) => {
+                // Never dropped: a rule without its filter would apply to every tool.
+                let first = raw.tools.first().expect("not empty");
+                problem(first.span(), format!("the globs in 'tools' do not build: {e}"));
+                None
+            }
+        }
     };
     let source = raw.source.as_ref().map(|s| *s.get_ref());
     if let Some(s) = &raw.source {

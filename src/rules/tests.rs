@@ -214,3 +214,16 @@ fn without_a_first_pass_every_rule_decides_alone() {
     assert_eq!(ids("a boom"), ["a", "b"]);
     assert_eq!(ids("calm"), ["b"]);
 }
+
+#[test]
+fn a_tools_filter_too_large_to_build_is_an_error_not_dropped() {
+    let text = format!(
+        "[[rule]]\nid = \"wide\"\nmatch = \"boom\"\ncategory = \"business\"\ntools = [\"{}\"]\n",
+        "?".repeat(600_000)
+    );
+    let problems = load(&text).expect_err("refused").to_string();
+    assert!(
+        problems.contains("r.toml:5:10: rule 'wide': the globs in 'tools' do not build"),
+        "{problems}"
+    );
+}
