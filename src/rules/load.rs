@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 use std::ops::Range;
+use std::sync::LazyLock;
 
 use globset::{Glob, GlobSetBuilder};
 use regex::Regex;
@@ -143,7 +144,10 @@ fn compile_rule(
             Err(e) => {
                 // Never dropped: a rule without its filter would apply to every tool.
                 let first = raw.tools.first().expect("not empty");
-                problem(first.span(), format!("the globs in 'tools' do not build: {e}"));
+                problem(
+                    first.span(),
+                    format!("the globs in 'tools' do not build: {e}"),
+                );
                 None
             }
         }
@@ -347,17 +351,28 @@ impl<'t> Lines<'t> {
 }
 
 /// The id of the `[[rule]]` table around a byte offset, found in the text itself: a file that
-/// does not deserialize has no parsed rules to ask.
+/// does not deserialize has no parsed rules to ask. The table is the last header up to the end
+/// of the offset's line (an error at a header points at the header); a `[[rule.example]]`
+/// belongs to the rule before it; any other table is no rule.
 fn rule_id_around(text: &str, offset: usize) -> Option<String> {
+    static HEADER: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"(?m)^[ \t]*(\[\[?)[ \t]*([^\]\n]*?)[ \t]*\]").expect("valid")
+    });
+    static ID: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r#"(?m)^\s*id\s*=\s*["']([^"'\n]*)["']"#).expect("valid"));
     let offset = offset.min(text.len());
-    let header = text[..offset].rfind("[[rule]]")?;
-    let body_end = text[header + 8..]
-        .find("\n[")
-        .map_or(text.len(), |i| header + 8 + i);
-    let id_pattern = Regex::new(r#"(?m)^\s*id\s*=\s*["']([^"'\n]*)["']"#).expect("valid");
-    id_pattern
-        .captures(&text[header..body_end])
-        .map(|c| c[1].to_owned())
+    let line_end = text[offset..].find('\n').map_or(text.len(), |i| offset + i);
+    let mut rule = None;
+    for header in HEADER.captures_iter(&text[..line_end]) {
+        match (&header[1], &header[2]) {
+            ("[[", "rule") => rule = Some(header.get(0).expect("whole").end()),
+            ("[[", "rule.example") => {}
+            _ => rule = None,
+        }
+    }
+    let body = &text[rule?..];
+    let body = HEADER.find(body).map_or(body, |next| &body[..next.start()]);
+    ID.captures(body).map(|c| c[1].to_owned())
 }
 
 #[cfg(test)]
@@ -376,6 +391,30 @@ mod tests {
             .iter()
             .map(ToString::to_string)
             .collect()
+    }
+
+    #[test]
+    fn a_toml_error_names_the_rule_it_is_in_or_none() {
+        let first = "[[rule]]\nid = \"first\"\nmatch = \"a\"\ncategory = \"business\"\n\n";
+        let cases = [
+            // The second rule has no id: not the first one's.
+            (
+                "[[rule]]\nmatch = \"b\"\ncategory = \"business\"\n",
+                "r.toml:6:1: missing field",
+            ),
+            // Spaces inside the brackets are still a rule.
+            (
+                "[[ rule ]]\nid = \"second\"\nmatch = \"b\"\ncategory = \"busines\"\n",
+                "rule 'second': unknown variant",
+            ),
+            // A table that is no rule.
+            ("[rules]\nx = 1\n", "r.toml:6:2: unknown field"),
+        ];
+        for (second, want) in cases {
+            let got = errors(&format!("{first}{second}")).join("\n");
+            assert!(got.contains(want), "{got}");
+            assert!(!got.contains("rule 'first'"), "{got}");
+        }
     }
 
     #[test]
