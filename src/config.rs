@@ -173,39 +173,49 @@ impl Settings {
             Vec::new()
         };
         let rules = RuleSet::load(&user, &defaults)?;
-        let config_problem = |message: String| {
+        // A value the file's syntax allows but the proxy cannot use, located at its key.
+        let config_problem = |key: &str, message: String| {
             let file = flags.config.as_deref().map_or_else(
                 || SourceFile::new("(config)", ""),
                 |p| SourceFile::read(p).unwrap_or_else(|d| SourceFile::new(d.file, "")),
             );
-            Diagnostics(vec![file.diagnostic(None, None, message)])
+            let at = key_offset(&file.text, key).map(|o| o..o);
+            Diagnostics(vec![file.diagnostic(at, None, message)])
         };
-        let policy =
-            Policy::new(config.retry, config.timeouts, config.breaker).map_err(config_problem)?;
+        let policy = Policy::new(config.retry, config.timeouts, config.breaker)
+            .map_err(|(key, message)| config_problem(key, message))?;
         let mut empty = GlobSetBuilder::new();
         for glob in &config.not_found_is_empty {
             empty.add(Glob::new(glob).map_err(|e| {
-                config_problem(format!("invalid glob '{glob}' in not_found_is_empty: {e}"))
+                config_problem(
+                    "not_found_is_empty",
+                    format!("invalid glob '{glob}' in not_found_is_empty: {e}"),
+                )
             })?);
         }
-        let not_found_is_empty = empty.build().map_err(|e| config_problem(e.to_string()))?;
-        let redactor = Redactor::new(&config.redact).map_err(config_problem)?;
+        let not_found_is_empty = empty
+            .build()
+            .map_err(|e| config_problem("not_found_is_empty", e.to_string()))?;
+        let redactor = Redactor::new(&config.redact)
+            .map_err(|message| config_problem("redact.patterns", message))?;
         let max_line_bytes = config.max_line_bytes.unwrap_or(16 << 20);
         if max_line_bytes < 1024 {
-            return Err(config_problem(format!(
-                "max_line_bytes must be at least 1024, not {max_line_bytes}"
-            )));
+            return Err(config_problem(
+                "max_line_bytes",
+                format!("max_line_bytes must be at least 1024, not {max_line_bytes}"),
+            ));
         }
         // Past a pipe's worth, a held answer would make the client wait for all of it twice over.
         let stream_answers_over = config.stream_answers_over.unwrap_or(64 << 10);
         if stream_answers_over < 1024 {
-            return Err(config_problem(format!(
-                "stream_answers_over must be at least 1024, not {stream_answers_over}"
-            )));
+            return Err(config_problem(
+                "stream_answers_over",
+                format!("stream_answers_over must be at least 1024, not {stream_answers_over}"),
+            ));
         }
         let log_level = flags.log_level.clone().or(config.log_level);
         if let Some(level) = &log_level {
-            check_log_level(level).map_err(config_problem)?;
+            check_log_level(level).map_err(|message| config_problem("log_level", message))?;
         }
         Ok(Settings {
             max_line_bytes,
@@ -291,6 +301,38 @@ pub fn check_log_level(filter: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// Where the key `path` (`max_line_bytes`, `timeouts.default_seconds`, `timeouts.tool.seconds`)
+/// is written in a TOML text: its first line under the table (`[timeouts]`, `[[timeouts.tool]]`),
+/// or written dotted at the top. Found by reading lines, not by parsing: only to point at it.
+fn key_offset(text: &str, path: &str) -> Option<usize> {
+    let (table, key) = path.rsplit_once('.').unwrap_or(("", path));
+    let starts_key = |line: &str, key: &str| {
+        line.strip_prefix(key)
+            .is_some_and(|rest| rest.trim_start().starts_with('='))
+    };
+    let mut current = String::new();
+    let mut offset = 0;
+    for line in text.split_inclusive('\n') {
+        let trimmed = line.trim_start();
+        let at = offset + (line.len() - trimmed.len());
+        offset += line.len();
+        if trimmed.starts_with('[') {
+            current = trimmed
+                .trim_start_matches('[')
+                .split(']')
+                .next()
+                .unwrap_or_default()
+                .trim()
+                .to_owned();
+        } else if (current == table && starts_key(trimmed, key))
+            || (current.is_empty() && starts_key(trimmed, path))
+        {
+            return Some(at);
+        }
+    }
+    None
+}
+
 /// Where paths in the config file are relative to: the config file's folder.
 fn config_dir(flags: &Flags) -> &Path {
     flags
@@ -326,6 +368,41 @@ mod tests {
         let path = dir.join(name);
         std::fs::write(&path, text).unwrap();
         path
+    }
+
+    #[test]
+    fn values_refused_after_parsing_are_located_at_their_key() {
+        let dir = tempfile::tempdir().unwrap();
+        for (text, at) in [
+            ("\n\nmax_line_bytes = 10\n", ":3:1:"),
+            ("# c\n[timeouts]\ndefault_seconds = -1\n", ":3:1:"),
+            (
+                "[retry]\nbase_delay_ms = 9000\nmax_delay_ms = 10\n",
+                ":2:1:",
+            ),
+            (
+                "[[timeouts.tool]]\ntools = [\"a\"]\n  seconds = 1e30\n",
+                ":3:3:",
+            ),
+            (
+                "profile = \"mcp\"\n[redact]\npatterns = [\"(x\"]\n",
+                ":3:1:",
+            ),
+            ("timeouts.default_seconds = -1\n", ":1:1:"),
+        ] {
+            let flags = Flags {
+                config: Some(write(dir.path(), "c.toml", text)),
+                ..Flags::default()
+            };
+            let Err(problem) = Settings::load(&flags) else {
+                panic!("{text:?} accepted")
+            };
+            let problem = problem.to_string();
+            assert!(
+                problem.contains(&format!("c.toml{at}")),
+                "{text:?}: {problem}"
+            );
+        }
     }
 
     #[test]

@@ -112,24 +112,35 @@ fn seconds(s: f64) -> Result<Option<Duration>, String> {
 }
 
 impl Policy {
+    /// The policy of these sections; an error names the key it is about (`retry.tools`).
     pub fn new(
         retry: RetryConfig,
         timeouts: TimeoutConfig,
         breaker: BreakerConfig,
-    ) -> Result<Policy, String> {
+    ) -> Result<Policy, (&'static str, String)> {
+        let at = |key: &'static str| move |message: String| (key, format!("{key}: {message}"));
         if retry.base_delay_ms > retry.max_delay_ms {
-            return Err("retry.base_delay_ms must not exceed retry.max_delay_ms".into());
+            return Err(at("retry.base_delay_ms")(
+                "must not exceed retry.max_delay_ms".into(),
+            ));
         }
-        seconds(breaker.cooldown_seconds)?;
+        seconds(breaker.cooldown_seconds).map_err(at("breaker.cooldown_seconds"))?;
         Ok(Policy {
-            retry_tools: globs(&retry.tools)?,
-            destructive_ok: globs(&retry.destructive_tools)?,
-            default_timeout: seconds(timeouts.default_seconds)?,
+            retry_tools: globs(&retry.tools).map_err(at("retry.tools"))?,
+            destructive_ok: globs(&retry.destructive_tools)
+                .map_err(at("retry.destructive_tools"))?,
+            default_timeout: seconds(timeouts.default_seconds)
+                .map_err(at("timeouts.default_seconds"))?,
             timeouts: timeouts
                 .tool
                 .iter()
-                .map(|t| Ok((globs(&t.tools)?, seconds(t.seconds)?)))
-                .collect::<Result<_, String>>()?,
+                .map(|t| {
+                    Ok((
+                        globs(&t.tools).map_err(at("timeouts.tool.tools"))?,
+                        seconds(t.seconds).map_err(at("timeouts.tool.seconds"))?,
+                    ))
+                })
+                .collect::<Result<_, _>>()?,
             retry,
             breaker,
         })
@@ -446,7 +457,9 @@ mod tests {
             ..TimeoutConfig::default()
         };
         let policy = |t| Policy::new(RetryConfig::default(), t, BreakerConfig::default());
-        assert!(policy(timeouts(1e19)).is_err_and(|e| e.contains("more than a year")));
+        assert!(policy(timeouts(1e19)).is_err_and(|(key, e)| {
+            key == "timeouts.default_seconds" && e.contains("more than a year")
+        }));
         assert!(policy(timeouts(MAX_SECONDS)).is_ok());
         let breaker = BreakerConfig {
             failures: 1,
