@@ -33,14 +33,57 @@ pub fn spawn(command: &[String], env: &BTreeMap<String, String>) -> io::Result<C
     cmd.spawn()
 }
 
-/// Sends a signal to the server, if it is still there.
+/// Sends a signal to the server and to every process it started, if they are still there: a
+/// server run through a wrapper (`sh -c`, `npx`, `uvx`) is the wrapper's child, and signalling
+/// the wrapper alone would orphan it. (The server shares the proxy's process group, so that a
+/// client that kills the group kills it too; its own tree is found in `/proc`.)
 pub fn signal(child: &Child, signal: libc::c_int) {
     if let Some(pid) = child.id() {
-        // SAFETY: kill has no memory effects; a pid that already exited yields ESRCH, ignored.
-        unsafe {
-            libc::kill(pid as libc::pid_t, signal);
+        for pid in tree(pid) {
+            // SAFETY: kill has no memory effects; a pid that already exited yields ESRCH,
+            // ignored.
+            unsafe {
+                libc::kill(pid as libc::pid_t, signal);
+            }
         }
     }
+}
+
+/// `root` and its descendants, from `/proc` (just `root` where there is none), deepest first:
+/// a wrapper that is signalled after its child cannot start another in between.
+fn tree(root: u32) -> Vec<u32> {
+    let parents: Vec<(u32, u32)> = std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|entry| {
+            let pid = entry.file_name().to_str()?.parse::<u32>().ok()?;
+            let stat = std::fs::read_to_string(entry.path().join("stat")).ok()?;
+            // `pid (comm) state ppid ...`; the name may hold spaces and parentheses.
+            let ppid = stat
+                .rsplit_once(')')?
+                .1
+                .split_whitespace()
+                .nth(1)?
+                .parse()
+                .ok()?;
+            Some((pid, ppid))
+        })
+        .collect();
+    let mut tree = vec![root];
+    let mut i = 0;
+    while i < tree.len() {
+        let parent = tree[i];
+        tree.extend(
+            parents
+                .iter()
+                .filter(|(_, p)| *p == parent)
+                .map(|(pid, _)| *pid),
+        );
+        i += 1;
+    }
+    tree.reverse();
+    tree
 }
 
 /// The proxy's exit code for the server's end: its own code, or 128 + the signal, as shells do.

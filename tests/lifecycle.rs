@@ -191,3 +191,56 @@ fn logs_never_reach_stdout() {
     assert!(stderr.contains("rewrote a failed tool call"), "{stderr}");
     assert!(stderr.contains("fetch-failed"), "{stderr}");
 }
+
+#[test]
+fn a_server_behind_a_wrapper_is_not_left_behind() {
+    use std::io::{BufRead, BufReader, Write};
+
+    let (_dir, config) = config("[shutdown]\nclose_wait_ms = 200\nterm_wait_ms = 5000\n");
+    // `sh -c` stays as the server's parent (it has more to do after), as npx and uvx do.
+    let script = format!("{}; echo done", common::fixture_command().join(" "));
+    let mut proxy = std::process::Command::new(common::BIN)
+        .args(["--config", &config, "--", "sh", "-c", &script])
+        .env("FIXTURE_IGNORE_EOF", "1")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = proxy.stdin.take().unwrap();
+    writeln!(stdin, r#"{{"jsonrpc":"2.0","id":1,"method":"ping"}}"#).unwrap();
+    let mut answer = String::new();
+    BufReader::new(proxy.stdout.take().unwrap())
+        .read_line(&mut answer)
+        .unwrap();
+    assert!(answer.contains("\"id\":1"), "{answer}");
+    let children = |pid: u32| -> Vec<i32> {
+        std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))
+            .unwrap_or_default()
+            .split_whitespace()
+            .map(|p| p.parse().unwrap())
+            .collect()
+    };
+    let shell = children(proxy.id())[0];
+    let server = children(shell as u32)[0];
+    drop(stdin);
+    let status = proxy.wait().unwrap();
+    assert_eq!(status.code(), Some(128 + libc::SIGTERM), "{status:?}");
+    // Gone, or a zombie nobody has reaped yet (in a container, pid 1 may never reap it).
+    let running = |pid: i32| {
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .ok()
+            .and_then(|stat| Some(stat.rsplit_once(')')?.1.trim_start().starts_with('Z')))
+            .is_some_and(|zombie| !zombie)
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while running(server) && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let outlived = running(server);
+    if outlived {
+        // SAFETY: the test's own grandchild; not left running after the test either way.
+        unsafe { libc::kill(server, libc::SIGKILL) };
+    }
+    assert!(!outlived, "the server under the wrapper outlived the proxy");
+}

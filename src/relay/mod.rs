@@ -316,7 +316,7 @@ async fn supervise(
                     }
                     _ => {
                         tracing::warn!("upstream still running after SIGTERM: SIGKILL");
-                        let _ = child.start_kill();
+                        upstream::signal(child, libc::SIGKILL);
                         Ladder::Killed
                     }
                 };
