@@ -244,3 +244,42 @@ fn a_server_behind_a_wrapper_is_not_left_behind() {
     }
     assert!(!outlived, "the server under the wrapper outlived the proxy");
 }
+
+#[test]
+fn a_restarted_server_that_dies_at_once_does_not_stall_the_proxy() {
+    use std::io::{BufRead, BufReader, Write};
+
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("started-once");
+    let config = dir.path().join("c.toml");
+    std::fs::write(&config, "[restart]\nattempts = 1\nbackoff_ms = 50\n").unwrap();
+    // The second start exits at once, before it can answer the replayed initialize.
+    let script = format!(
+        "if [ -e '{m}' ]; then exit 7; fi; touch '{m}'; exec {fixture}",
+        m = marker.display(),
+        fixture = common::fixture_command().join(" ")
+    );
+    let started = std::time::Instant::now();
+    let mut proxy = std::process::Command::new(common::BIN)
+        .arg("--config")
+        .arg(&config)
+        .args(["--", "sh", "-c", &script])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = proxy.stdin.take().unwrap();
+    let mut stdout = BufReader::new(proxy.stdout.take().unwrap());
+    writeln!(stdin, r#"{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{{"protocolVersion":"2025-11-25","capabilities":{{}},"clientInfo":{{"name":"t","version":"1"}}}}}}"#).unwrap();
+    let mut line = String::new();
+    stdout.read_line(&mut line).unwrap();
+    writeln!(stdin, r#"{{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{{"name":"crash","arguments":{{"code":3}}}}}}"#).unwrap();
+    let status = proxy.wait().unwrap();
+    assert_eq!(status.code(), Some(7), "{status:?}");
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "ended after {:?} (the replay waits up to 10 s)",
+        started.elapsed()
+    );
+}

@@ -158,7 +158,7 @@ pub async fn run(
         }
         backoff = backoff.saturating_mul(2);
         generation += 1;
-        match restart(command, &settings, &io, generation).await {
+        match restart(command, &settings, &io, generation, &mut signals).await {
             Some((new_child, new_reader)) => {
                 child = new_child;
                 reader = new_reader;
@@ -327,14 +327,16 @@ async fn supervise(
 
 /// Starts the upstream again and restores the session: the client's own `initialize` and
 /// `notifications/initialized` are replayed and their answer swallowed, then the lines held
-/// meanwhile flow to the new upstream.
+/// meanwhile flow to the new upstream. `None`: no new upstream (it could not start, or the
+/// proxy was told to stop meanwhile).
 async fn restart(
     command: &[String],
     settings: &Settings,
     io: &Arc<Io>,
     generation: u64,
+    signals: &mut Signals,
 ) -> Option<(Child, Reader)> {
-    let (child, stdin, stdout) = match start(command, settings) {
+    let (mut child, stdin, stdout) = match start(command, settings) {
         Ok(started) => started,
         Err(e) => {
             tracing::error!("cannot restart the upstream: {e}");
@@ -345,14 +347,27 @@ async fn restart(
     let mut stdin = std::fs::File::from(stdin);
     if let Some((line, answered)) = io.inspector.replay_initialize() {
         // Written from here: a fresh pipe takes two short lines without waiting.
-        let replayed = async {
-            stdin.write_all(&line)?;
-            if timeout(REPLAY_WAIT, answered).await.is_err() {
-                tracing::warn!("the restarted upstream did not answer initialize in time");
+        let replayed = stdin.write_all(&line);
+        // The wait ends as soon as anything happens: an answer, the new upstream dying too
+        // (the supervisor sees it next), or the proxy told to stop (then nothing restarts).
+        tokio::select! {
+            answer = timeout(REPLAY_WAIT, answered) => {
+                if answer.is_err() {
+                    tracing::warn!("the restarted upstream did not answer initialize in time");
+                }
             }
-            stdin.write_all(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n")
-        };
-        if let Err(e) = replayed.await {
+            _ = child.wait() => {
+                tracing::warn!("the restarted upstream exited before answering initialize");
+            }
+            (sig, name) = signals.next_stop() => {
+                tracing::info!("{name} while restarting: passed to the new upstream, not going on");
+                upstream::signal(&child, sig);
+                return None;
+            }
+        }
+        let initialized =
+            stdin.write_all(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n");
+        if let Err(e) = replayed.and(initialized) {
             tracing::error!("cannot restore the session on the restarted upstream: {e}");
         }
     }
