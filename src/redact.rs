@@ -174,10 +174,7 @@ impl Redactor {
                 continue;
             }
             for c in pattern.captures_iter(text) {
-                let secret = ["secret", "secret_sq", "secret_bare"]
-                    .iter()
-                    .find_map(|name| c.name(name))
-                    .or_else(|| c.get(0));
+                let secret = secret_group(&c).or_else(|| c.get(0));
                 // Not a word or two that happen to follow a key: only what could be a secret.
                 if let Some(s) = secret.filter(|s| s.len() >= MIN_QUOTED_SECRET) {
                     found.push(s.as_str().to_owned());
@@ -236,17 +233,22 @@ impl Redactor {
     }
 }
 
-/// Replaces a match with [`MASK`]: only its `secret` group where it has one, so the reader still
-/// sees which key or scheme it was. (A shipped pattern with alternatives names the others'
-/// groups `secret_sq` and `secret_bare`: a name is given once per pattern.)
+/// Replaces a match with [`MASK`]: only its secret group where it has one, so the reader still
+/// sees which key or scheme it was.
 struct Mask;
+
+/// The part of a match that is the secret: the group named `secret`, or, in a shipped pattern
+/// with alternatives, `secret_sq` or `secret_bare` (a name is given once per pattern).
+fn secret_group<'t>(c: &regex::Captures<'t>) -> Option<regex::Match<'t>> {
+    ["secret", "secret_sq", "secret_bare"]
+        .iter()
+        .find_map(|name| c.name(name))
+}
 
 impl regex::Replacer for Mask {
     fn replace_append(&mut self, c: &regex::Captures<'_>, dst: &mut String) {
         let whole = c.get(0).expect("group 0");
-        let secret = ["secret", "secret_sq", "secret_bare"]
-            .iter()
-            .find_map(|name| c.name(name));
+        let secret = secret_group(c);
         match secret {
             Some(secret) => {
                 dst.push_str(&whole.as_str()[..secret.start() - whole.start()]);

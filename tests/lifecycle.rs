@@ -22,18 +22,19 @@ fn alive(pid: i32) -> bool {
     unsafe { libc::kill(pid, 0) == 0 }
 }
 
-/// The pid of the fixture upstream, asked through the proxy.
+/// The pid of the proxy's child (the fixture upstream, or its wrapper), once it answers.
 fn upstream_pid(p: &mut Running) -> i32 {
     let answer = p.call(json!("pid"), "env", json!({"name": "FIXTURE_PID_PROBE"}));
     assert_eq!(answer["result"]["content"][0]["text"], "<unset>");
-    let children =
-        std::fs::read_to_string(format!("/proc/{0}/task/{0}/children", p.child.id())).unwrap();
-    children
+    children(p.child.id() as i32)[0]
+}
+
+fn children(pid: i32) -> Vec<i32> {
+    std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))
+        .unwrap_or_default()
         .split_whitespace()
-        .next()
-        .expect("the proxy has a child")
-        .parse()
-        .unwrap()
+        .map(|p| p.parse().unwrap())
+        .collect()
 }
 
 #[test]
@@ -194,37 +195,21 @@ fn logs_never_reach_stdout() {
 
 #[test]
 fn a_server_behind_a_wrapper_is_not_left_behind() {
-    use std::io::{BufRead, BufReader, Write};
-
     let (_dir, config) = config("[shutdown]\nclose_wait_ms = 200\nterm_wait_ms = 5000\n");
     // `sh -c` stays as the server's parent (it has more to do after), as npx and uvx do.
-    let script = format!("{}; echo done", common::fixture_command().join(" "));
-    let mut proxy = std::process::Command::new(common::BIN)
-        .args(["--config", &config, "--", "sh", "-c", &script])
-        .env("FIXTURE_IGNORE_EOF", "1")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdin = proxy.stdin.take().unwrap();
-    writeln!(stdin, r#"{{"jsonrpc":"2.0","id":1,"method":"ping"}}"#).unwrap();
-    let mut answer = String::new();
-    BufReader::new(proxy.stdout.take().unwrap())
-        .read_line(&mut answer)
-        .unwrap();
-    assert!(answer.contains("\"id\":1"), "{answer}");
-    let children = |pid: u32| -> Vec<i32> {
-        std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))
-            .unwrap_or_default()
-            .split_whitespace()
-            .map(|p| p.parse().unwrap())
-            .collect()
-    };
-    let shell = children(proxy.id())[0];
-    let server = children(shell as u32)[0];
-    drop(stdin);
-    let status = proxy.wait().unwrap();
+    let upstream = common::fixture_in_shell("{fixture}; echo done");
+    let mut p = Running::start(Options {
+        proxy_args: &["--config", &config],
+        env: &[("FIXTURE_IGNORE_EOF", "1")],
+        upstream: Some(&upstream),
+        ..Options::default()
+    });
+    let shell = upstream_pid(&mut p);
+    let server = children(shell)[0];
+    // Not `finish`: a server left behind would hold the proxy's stderr open, and waiting for
+    // it would hang this test instead of failing it.
+    p.close_stdin();
+    let status = p.wait();
     assert_eq!(status.code(), Some(128 + libc::SIGTERM), "{status:?}");
     // Gone, or a zombie nobody has reaped yet (in a container, pid 1 may never reap it).
     let running = |pid: i32| {
@@ -247,35 +232,22 @@ fn a_server_behind_a_wrapper_is_not_left_behind() {
 
 #[test]
 fn a_restarted_server_that_dies_at_once_does_not_stall_the_proxy() {
-    use std::io::{BufRead, BufReader, Write};
-
     let dir = tempfile::tempdir().unwrap();
-    let marker = dir.path().join("started-once");
-    let config = dir.path().join("c.toml");
-    std::fs::write(&config, "[restart]\nattempts = 1\nbackoff_ms = 50\n").unwrap();
+    let marker = dir.path().join("started-once").display().to_string();
+    let (_cfg, config) = config("[restart]\nattempts = 1\nbackoff_ms = 50\n");
     // The second start exits at once, before it can answer the replayed initialize.
-    let script = format!(
-        "if [ -e '{m}' ]; then exit 7; fi; touch '{m}'; exec {fixture}",
-        m = marker.display(),
-        fixture = common::fixture_command().join(" ")
-    );
+    let upstream = common::fixture_in_shell(&format!(
+        "if [ -e '{marker}' ]; then exit 7; fi; touch '{marker}'; exec {{fixture}}"
+    ));
     let started = std::time::Instant::now();
-    let mut proxy = std::process::Command::new(common::BIN)
-        .arg("--config")
-        .arg(&config)
-        .args(["--", "sh", "-c", &script])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdin = proxy.stdin.take().unwrap();
-    let mut stdout = BufReader::new(proxy.stdout.take().unwrap());
-    writeln!(stdin, r#"{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{{"protocolVersion":"2025-11-25","capabilities":{{}},"clientInfo":{{"name":"t","version":"1"}}}}}}"#).unwrap();
-    let mut line = String::new();
-    stdout.read_line(&mut line).unwrap();
-    writeln!(stdin, r#"{{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{{"name":"crash","arguments":{{"code":3}}}}}}"#).unwrap();
-    let status = proxy.wait().unwrap();
+    let mut p = Running::start(Options {
+        proxy_args: &["--config", &config],
+        upstream: Some(&upstream),
+        ..Options::default()
+    });
+    p.initialize();
+    p.send(r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"crash","arguments":{"code":3}}}"#);
+    let status = p.wait();
     assert_eq!(status.code(), Some(7), "{status:?}");
     assert!(
         started.elapsed() < Duration::from_secs(5),

@@ -362,22 +362,16 @@ impl Inspector {
     /// given up on. Asked once the client's end is held, since the call may have timed out
     /// after [`Inspector::may_stream`] let the line go.
     pub fn drops_answer(&self, line: &IdScanner) -> bool {
-        let Some(key) = line
-            .id()
-            .filter(|_| line.is_answer())
-            .and_then(raw_id)
+        answer_id(line)
             .and_then(|raw| IdKey::new(&raw))
-        else {
-            return false;
-        };
-        self.session().drops_answer(&key)
+            .is_some_and(|key| self.session().drops_answer(&key))
     }
 
     /// An upstream line has been streamed to the client unchanged, followed by `line`. If it
     /// was an answer, the request it answers is settled, unrewritten.
     pub fn streamed_line(&self, line: &IdScanner, why: Streamed) -> Effects {
         let mut effects = Effects::default();
-        let Some(raw) = line.id().filter(|_| line.is_answer()).and_then(raw_id) else {
+        let Some(raw) = answer_id(line) else {
             if why == Streamed::OverLimit {
                 tracing::warn!("an upstream line larger than max_line_bytes passed unparsed");
             }
@@ -537,6 +531,11 @@ impl Inspector {
 }
 
 /// A raw id's bytes as JSON, if they are JSON.
+/// The id of a streamed line, if the line is an answer.
+fn answer_id(line: &IdScanner) -> Option<Box<RawValue>> {
+    line.id().filter(|_| line.is_answer()).and_then(raw_id)
+}
+
 fn raw_id(id: &[u8]) -> Option<Box<RawValue>> {
     let id = std::str::from_utf8(id).ok()?;
     RawValue::from_string(id.to_owned()).ok()

@@ -24,6 +24,13 @@ pub fn fixture_command() -> Vec<String> {
     vec!["python3".into(), fixture().display().to_string()]
 }
 
+/// The fixture run by `sh -c` inside `script`, where `{fixture}` stands for its command: a
+/// server behind a wrapper, as `npx` and `uvx` start them.
+pub fn fixture_in_shell(script: &str) -> Vec<String> {
+    let script = script.replace("{fixture}", &fixture_command().join(" "));
+    vec!["sh".into(), "-c".into(), script]
+}
+
 /// A running process (the proxy, or the fixture directly) with its stdout and stderr collected.
 pub struct Running {
     pub child: Child,
@@ -42,6 +49,8 @@ pub struct Options<'a> {
     pub direct: bool,
     /// Read nothing of stdout for this long after the start (a client slow to read).
     pub read_after: Duration,
+    /// The server command behind the proxy, instead of the fixture alone (a wrapper around it).
+    pub upstream: Option<&'a [String]>,
 }
 
 impl Running {
@@ -62,7 +71,11 @@ impl Running {
             c
         } else {
             let mut c = Command::new(BIN);
-            c.args(options.proxy_args).arg("--").args(fixture_command());
+            c.args(options.proxy_args).arg("--");
+            match options.upstream {
+                Some(upstream) => c.args(upstream),
+                None => c.args(fixture_command()),
+            };
             c
         };
         command
