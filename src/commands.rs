@@ -14,7 +14,8 @@ use crate::classify::{classify as classify_failure, verdict_of};
 use crate::cli::{exit, ClassifyArgs, FailureSource};
 use crate::config::{Flags, Settings};
 use crate::render::{AttemptedQuery, OriginalError, StructuredError};
-use crate::rules::{Failure, RuleSet};
+use crate::rewrite::Rewriter;
+use crate::rules::Failure;
 use crate::taxonomy::{Category, Source};
 
 /// Exit code of `init` when a file is already there (sysexits EX_CANTCREAT).
@@ -92,10 +93,11 @@ impl Record {
     }
 }
 
-/// The canonical error for a failure, as `_meta["mcp-errnorm/error"]` would carry it.
-fn structured(rules: &RuleSet, failure: Failure) -> StructuredError {
-    StructuredError::new(
-        classify_failure(rules, failure),
+/// The canonical error for a failure, as `_meta["mcp-errnorm/error"]` would carry it: secrets
+/// masked and the attempted query trimmed as the proxy would.
+fn structured(rewriter: &Rewriter, failure: Failure) -> StructuredError {
+    let mut error = StructuredError::new(
+        classify_failure(&rewriter.rules, failure),
         Some(AttemptedQuery {
             tool: failure.tool.to_owned(),
             arguments: Value::Null,
@@ -107,7 +109,9 @@ fn structured(rules: &RuleSet, failure: Failure) -> StructuredError {
             rpc_code: failure.rpc_code,
             rpc_data: None,
         },
-    )
+    );
+    rewriter.redact(&mut error);
+    error
 }
 
 /// `classify`: the canonical error on stdout; the deciding rule (or every candidate) on stderr.
@@ -117,7 +121,7 @@ pub fn classify(args: &ClassifyArgs) -> i32 {
         Err(code) => return code,
     };
     if args.jsonl {
-        return classify_lines(&settings.rules);
+        return classify_lines(&settings.rewriter());
     }
     let text = match args.text.as_deref() {
         Some("-") => {
@@ -174,11 +178,11 @@ pub fn classify(args: &ClassifyArgs) -> i32 {
             );
         }
     }
-    println!("{}", structured(rules, failure).canonical());
+    println!("{}", structured(&settings.rewriter(), failure).canonical());
     0
 }
 
-fn classify_lines(rules: &RuleSet) -> i32 {
+fn classify_lines(rewriter: &Rewriter) -> i32 {
     let mut status = 0;
     for (n, line) in std::io::stdin().lock().lines().enumerate() {
         let line = match line {
@@ -192,7 +196,7 @@ fn classify_lines(rules: &RuleSet) -> i32 {
             continue;
         }
         match serde_json::from_str::<Record>(&line) {
-            Ok(record) => println!("{}", structured(rules, record.failure()).canonical()),
+            Ok(record) => println!("{}", structured(rewriter, record.failure()).canonical()),
             Err(e) => {
                 // One output line per input line, so results stay aligned with their inputs.
                 let message = format!("stdin:{}: not a failure record: {e}", n + 1);

@@ -32,7 +32,18 @@ pub const DEFAULT_PATTERNS: &[(&str, &str)] = &[
         // A key, possibly with a prefix (`DB_PASSWORD`, `x-api-key`, `dbPassword`, `--token`),
         // then `:` or `=`. Not after `/` or `.`: `/etc/passwd: ...` is a path, not a key. A
         // quoted value goes to its closing quote (a passphrase has spaces).
-        r#"(?i)(?:^|[^/.A-Za-z0-9_])[a-z0-9_-]*?(?:api[_-]?key|apikey|access[_-]?token|refresh[_-]?token|auth[_-]?token|token|secret|client[_-]?secret|password|passwd|pwd)["']?\s*[:=]\s*(?:"(?P<secret>[^"]+)"|'(?P<secret_sq>[^']+)'|(?P<secret_bare>[^\s"'&,;}]+))"#,
+        r#"(?i)(?:^|[^/.A-Za-z0-9_])[a-z0-9_-]*?(?:api[_-]?key|apikey|access[_-]?key|account[_-]?key|private[_-]?key|access[_-]?token|refresh[_-]?token|auth[_-]?token|token|secret|client[_-]?secret|password|passwd|pwd|passphrase|session[_-]?(?:id|token|key)|signature|sig)["']?\s*[:=]\s*(?:"(?P<secret>[^"]+)"|'(?P<secret_sq>[^']+)'|(?P<secret_bare>[^\s"'&,;}]+))"#,
+    ),
+    (
+        "secret-after-word",
+        // `auth token 0123...`, `secret wJalr...`: a key word, a space, then a run as long as
+        // only a key or token is (no English word is 20 letters; a path starts with `/` or `.`).
+        r"(?i)(?-u:\b)(?:token|secret|password|passwd|api[ _-]?key|access[ _-]?key|secret[ _-]?key)\s+(?P<secret>[A-Za-z0-9+=_-][A-Za-z0-9/+=_.-]{19,})",
+    ),
+    (
+        "cookie-header",
+        // Every cookie in the header: which of them is the session, no pattern can tell.
+        r#"(?i)(?-u:\b)(?:set-)?cookie\s*:\s*(?P<secret>[^\r\n"']+)"#,
     ),
     (
         "authorization-header",
@@ -65,6 +76,17 @@ pub const DEFAULT_PATTERNS: &[(&str, &str)] = &[
     (
         "stripe-key",
         r"(?-u:\b)[rsp]k_(?:live|test)_[A-Za-z0-9]{10,}",
+    ),
+    (
+        "vendor-token",
+        // Keys whose vendors give them a fixed prefix: Google (`AIza`), npm, GitLab, Hugging
+        // Face, SendGrid, PyPI, DigitalOcean, Shopify, Databricks, Mailgun, Twilio, Telegram.
+        concat!(
+            r"(?-u:\b)(?:AIza[0-9A-Za-z_-]{35}|npm_[A-Za-z0-9]{36}|gl(?:pat|dt|ptt|rt|cbt)-[A-Za-z0-9_-]{20,}",
+            r"|hf_[A-Za-z0-9]{30,}|SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}|pypi-[A-Za-z0-9_-]{50,}",
+            r"|do[opr]_v1_[a-f0-9]{64}|shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}|dapi[a-f0-9]{32}",
+            r"|key-[a-f0-9]{32}|SK[a-f0-9]{32})(?-u:\b)|[0-9]{8,10}:AA[A-Za-z0-9_-]{33,}",
+        ),
     ),
     (
         "jwt",
@@ -342,264 +364,4 @@ impl Word {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    fn r(text: &str) -> String {
-        Redactor::defaults().text(text).into_owned()
-    }
-
-    #[test]
-    fn masks_the_common_secrets() {
-        assert_eq!(
-            r("401: Authorization: Bearer abc.def.ghi123"),
-            "401: Authorization: Bearer [REDACTED]"
-        );
-        assert_eq!(
-            r("GET /x?api_key=s3cr3tvalue&q=1 failed"),
-            "GET /x?api_key=[REDACTED]&q=1 failed"
-        );
-        assert_eq!(
-            r("password: hunter22 rejected"),
-            "password: [REDACTED] rejected"
-        );
-        assert_eq!(
-            r("connect postgres://admin:pa55w0rd@db.internal:5432/app: refused"),
-            "connect postgres://admin:[REDACTED]@db.internal:5432/app: refused"
-        );
-        assert_eq!(
-            r("key AKIAIOSFODNN7EXAMPLE is invalid"),
-            "key [REDACTED] is invalid"
-        );
-        assert_eq!(
-            r("Bad credentials for ghp_abcdefghijklmnopqrstuvwxyz0123456789"),
-            "Bad credentials for [REDACTED]"
-        );
-        assert_eq!(
-            r("invalid key sk-proj-abcdefghijklmnopqrstuvwx"),
-            "invalid key [REDACTED]"
-        );
-        assert_eq!(
-            r("bad pem -----BEGIN RSA PRIVATE KEY-----\nMIIE\nabc\n-----END RSA PRIVATE KEY----- end"),
-            "bad pem [REDACTED] end"
-        );
-    }
-
-    #[test]
-    fn masks_the_shapes_a_review_found_missing() {
-        for (text, want) in [
-            (
-                "connect redis://:s3cretpass@cache:6379",
-                "connect redis://:[REDACTED]@cache:6379",
-            ),
-            (
-                "fetch https://user:p@ss@host/x",
-                "fetch https://user:[REDACTED]@host/x",
-            ),
-            ("dbPassword=hunter2xyz", "dbPassword=[REDACTED]"),
-            ("run --password=hunter2xyz", "run --password=[REDACTED]"),
-            (
-                "password='correct horse battery staple' rejected",
-                "password='[REDACTED]' rejected",
-            ),
-            (
-                r#"{"password": "correct horse"}"#,
-                r#"{"password": "[REDACTED]"}"#,
-            ),
-            (
-                "bad -----BEGIN PRIVATE KEY-----\nMIIEvQIBADAN",
-                "bad [REDACTED]",
-            ),
-            (
-                "-----BEGIN PGP PRIVATE KEY BLOCK-----\nlQOYBF\n-----END PGP PRIVATE KEY BLOCK----- x",
-                "[REDACTED] x",
-            ),
-            (
-                "x_ghp_abcdefghijklmnopqrstuvwxyz0123456789",
-                "x_[REDACTED]",
-            ),
-        ] {
-            assert_eq!(r(text), want, "{text}");
-        }
-    }
-
-    #[test]
-    fn a_secret_found_in_context_is_masked_wherever_it_is_quoted() {
-        let redactor = Redactor::defaults();
-        let upstream = "No such token: 'tok_1N3T00LkdIwHu7ixt44h1F8k'";
-        let known = redactor.secrets_in(upstream);
-        assert_eq!(known, ["tok_1N3T00LkdIwHu7ixt44h1F8k"]);
-        assert_eq!(
-            redactor.text_knowing(
-                "No token with id 'tok_1N3T00LkdIwHu7ixt44h1F8k' exists.",
-                &known
-            ),
-            "No token with id '[REDACTED]' exists."
-        );
-    }
-
-    #[test]
-    fn keys_of_values_are_masked_too() {
-        let mut data = json!({"ghp_abcdefghijklmnopqrstuvwxyz0123456789": "revoked", "n": 1});
-        Redactor::defaults().value(&mut data);
-        assert_eq!(data, json!({"[REDACTED]": "revoked", "n": 1}));
-    }
-
-    #[test]
-    fn non_ascii_text_keeps_the_fast_path() {
-        // Unicode word boundaries would leave the DFA for every non-ASCII text: the shipped
-        // patterns use ASCII ones.
-        for (_, pattern) in DEFAULT_PATTERNS {
-            assert!(
-                !pattern.contains(r"\b") || pattern.contains(r"(?-u:\b)"),
-                "{pattern}"
-            );
-            assert!(!pattern.contains(r"\w"), "{pattern}");
-        }
-        assert_eq!(r("é token=abcdef123 é"), "é token=[REDACTED] é");
-    }
-
-    #[test]
-    fn leaves_ordinary_text_alone() {
-        for text in [
-            "ENOENT: no such file or directory, open '/tmp/token-list.txt'",
-            "Invalid time format. Expected HH:MM",
-            "429 Too Many Requests; Retry-After: 120",
-            "fetch failed",
-            "Error processing file file:///etc/passwd: Unsupported URL protocol for file:///etc/passwd.",
-            "open /home/u/.config/token: permission denied",
-        ] {
-            assert!(
-                matches!(Redactor::defaults().text(text), Cow::Borrowed(_)),
-                "{text}"
-            );
-        }
-    }
-
-    #[test]
-    fn masks_prefixed_keys_headers_and_more_token_kinds() {
-        assert_eq!(
-            r("env DB_PASSWORD=hunter2 missing"),
-            "env DB_PASSWORD=[REDACTED] missing"
-        );
-        assert_eq!(
-            r("GITHUB_TOKEN=abc123def456 rejected"),
-            "GITHUB_TOKEN=[REDACTED] rejected"
-        );
-        assert_eq!(
-            r("header x-api-key: abcdef123456 invalid"),
-            "header x-api-key: [REDACTED] invalid"
-        );
-        assert_eq!(
-            r("Authorization: Basic dXNlcjpwYXNz"),
-            "Authorization: Basic [REDACTED]"
-        );
-        assert_eq!(
-            r("No such key sk_live_abcdefghijklmnop"),
-            "No such key [REDACTED]"
-        );
-        assert_eq!(
-            r("jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.abcdefghij expired"),
-            "jwt [REDACTED] expired"
-        );
-    }
-
-    #[test]
-    fn secret_keys_are_judged_by_their_words() {
-        for key in [
-            "password",
-            "db_password",
-            "apiKey",
-            "api_key",
-            "x-auth-token",
-            "accessToken",
-            "client_secret",
-            "Authorization",
-            "api_\u{212A}ey",
-            "DBPassword",
-            "APIToken",
-            "AWSSecretKey",
-            "password1",
-            "oauth2Token",
-        ] {
-            assert!(names_a_secret(key), "{key}");
-        }
-        for key in [
-            "max_tokens",
-            "tokenizer",
-            "nextPageToken",
-            "page_token",
-            "secretary_name",
-            "keyword",
-            "monkey",
-            "passwordé",
-            "averylongpasswordhintfield",
-        ] {
-            assert!(!names_a_secret(key), "{key}");
-        }
-    }
-
-    #[test]
-    fn masks_json_strings_and_secret_keys() {
-        let mut v = json!({"query": "x", "password": 1234, "nested": ["Bearer abcdefghijk"]});
-        Redactor::defaults().value(&mut v);
-        assert_eq!(
-            v,
-            json!({"query": "x", "password": "[REDACTED]", "nested": ["Bearer [REDACTED]"]})
-        );
-    }
-
-    #[test]
-    fn own_patterns_and_no_defaults() {
-        let config = RedactConfig {
-            defaults: false,
-            patterns: vec![r"internal-host-\d+".into()],
-            attempted_query: QueryDetail::Tool,
-        };
-        let redactor = Redactor::new(&config).unwrap();
-        assert_eq!(
-            redactor.text("internal-host-7 said Bearer abcdefghijk"),
-            "[REDACTED] said Bearer abcdefghijk"
-        );
-        let bad = RedactConfig {
-            patterns: vec!["(".into()],
-            ..RedactConfig::default()
-        };
-        assert!(Redactor::new(&bad)
-            .unwrap_err()
-            .contains("invalid redaction pattern '('"));
-    }
-
-    /// Every pattern asked in turn, as first written: the reference for `Redactor::text`.
-    fn reference(r: &Redactor, text: &str) -> String {
-        let mut out = text.to_owned();
-        for pattern in &r.patterns {
-            if pattern.is_match(&out) {
-                out = pattern.replace_all(&out, Mask).into_owned();
-            }
-        }
-        out
-    }
-
-    #[test]
-    fn asking_the_set_masks_as_asking_each_pattern() {
-        let own = Redactor::new(&RedactConfig {
-            patterns: vec!["REDACTED".into(), r"^x+$".into()],
-            ..RedactConfig::default()
-        })
-        .unwrap();
-        for r in [Redactor::defaults(), own] {
-            for text in [
-                "401 Unauthorized (Authorization: Bearer abcdefghijklmnop1234)",
-                "token=abc password=def api_key: ghi https://u:p4ss@host/ AKIAIOSFODNN7EXAMPLE",
-                "x",
-                "xxx",
-                "nothing to see",
-                "jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.abcdefghij, Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.abcdefghij",
-            ] {
-                assert_eq!(r.text(text), reference(&r, text), "{text}");
-            }
-        }
-    }
-}
+mod tests;

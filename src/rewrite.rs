@@ -412,7 +412,7 @@ fn json(out: &mut Vec<u8>, value: &(impl serde::Serialize + ?Sized)) {
 
 impl Rewriter {
     /// Masks secrets in every text of the error, and trims the attempted query as configured.
-    fn redact(&self, error: &mut StructuredError) {
+    pub fn redact(&self, error: &mut StructuredError) {
         let r = &self.redactor;
         // What the upstream's text shows as secret stays masked in whatever quotes it.
         let known = r.secrets_in(&error.original_error.text);

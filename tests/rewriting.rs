@@ -399,6 +399,108 @@ fn planted_secrets_never_reach_the_agent_or_the_log() {
     );
 }
 
+/// Secrets of every common kind, planted in failure texts as servers print them: none reaches
+/// the agent in any field of the rewritten answer.
+#[test]
+fn planted_secrets_of_every_common_kind_are_masked() {
+    let planted = [
+        (
+            "invalid token {}",
+            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0In0.dozjgNryP4J3jVmNHl0w5N",
+        ),
+        (
+            "Incorrect API key provided: {}",
+            "sk-proj-AbCdEf1234567890AbCdEf1234567890",
+        ),
+        (
+            "connect ECONNREFUSED postgres://admin:{}@db.internal:5432/prod",
+            "S3cr3tPassw0rd",
+        ),
+        (
+            "Slack API error: invalid_auth for {}",
+            "xoxb-123456789012-1234567890123-AbCdEfGhIjKl",
+        ),
+        (
+            "Bad credentials for {}",
+            "ghp_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789",
+        ),
+        (
+            "AccessKeyId AKIAIOSFODNN7EXAMPLE secret {} rejected",
+            "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        ),
+        (
+            "API key not valid. key={}",
+            "AIzaSyD-abcdefghijklmnopqrstuvwxyz12345",
+        ),
+        (
+            "fetch https://api.example.com/items?access_token={}&page=2 failed",
+            "abc123def456ghi789",
+        ),
+        (
+            "HTTP 403 with X-API-Key: {}",
+            "9f8e7d6c5b4a39281706f5e4d3c2b1a0",
+        ),
+        (
+            "Authorization: Basic {} refused",
+            "dXNlcjpzdXBlcnNlY3JldHBhc3N3b3Jk",
+        ),
+        (
+            "rejected Cookie: sessionid={}; theme=dark",
+            "abcdef0123456789abcdef",
+        ),
+        (
+            r#"login failed for {{"user":"bob","password":"{}"}}"#,
+            "hunter2hunter2",
+        ),
+        (
+            "Error: {}\nMIIEpAIBAAKCAQEA\n-----END RSA PRIVATE KEY-----",
+            "-----BEGIN RSA PRIVATE KEY-----",
+        ),
+        (
+            "NOAUTH for redis://:{}@cache.internal:6379",
+            "myRedisPass99",
+        ),
+        ("auth token {} invalid", "0123456789abcdef0123456789abcdef"),
+        (
+            "your authentication token seems to be invalid: {}",
+            "npm_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789",
+        ),
+        ("GitLab: {} rejected", "glpat-AbCdEfGhIjKlMnOpQrSt"),
+        (
+            "Hugging Face: {} is invalid",
+            "hf_AbCdEfGhIjKlMnOpQrStUvWxYz01234567",
+        ),
+        (
+            "SendGrid: {} invalid",
+            "SG.abcdefghijklmnopqrstuv.ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghij",
+        ),
+        (
+            "GET https://b.s3.amazonaws.com/k?X-Amz-Signature={} 403",
+            "4d3c2b1a0f9e8d7c6b5a",
+        ),
+        (
+            "DefaultEndpointsProtocol=https;AccountName=acct;AccountKey={};EndpointSuffix=core",
+            "bXlBenVyZUtleQ+abc/def==",
+        ),
+    ];
+    let mut p = Running::proxy(&[]);
+    for (id, (shape, secret)) in planted.iter().enumerate() {
+        let text = shape.replace("{}", secret);
+        let answer = p.call(json!(id), "fail", json!({ "text": text }));
+        assert!(
+            !answer.to_string().contains(secret),
+            "{secret} leaked from {text:?}:\n{answer}"
+        );
+        assert!(
+            canonical(&answer)["originalError"]["text"]
+                .as_str()
+                .unwrap()
+                .contains("[REDACTED]"),
+            "{answer}"
+        );
+    }
+}
+
 #[test]
 fn attempted_queries_can_be_limited_to_the_tool_or_left_out() {
     let dir = tempfile::tempdir().unwrap();

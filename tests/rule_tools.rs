@@ -159,6 +159,24 @@ fn classify_prints_the_canonical_error_and_explains() {
 }
 
 #[test]
+fn classify_masks_secrets_as_the_proxy_does() {
+    let (code, stdout, stderr) = run(&[
+        "classify",
+        "connect ECONNREFUSED postgres://admin:S3cr3tPassw0rd@db:5432/prod",
+    ]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(!stdout.contains("S3cr3tPassw0rd"), "{stdout}");
+    let error: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(
+        error["originalError"]["text"],
+        "connect ECONNREFUSED postgres://admin:[REDACTED]@db:5432/prod"
+    );
+    let input = "{\"text\":\"401 for Bearer abcdefghijklmnop1234\"}\n";
+    let (_, stdout, _) = run_in(Path::new("."), &["classify", "--jsonl"], input);
+    assert!(!stdout.contains("abcdefghijklmnop1234"), "{stdout}");
+}
+
+#[test]
 fn classify_jsonl_answers_each_line_in_order() {
     let input = "{\"text\":\"fetch failed\"}\nnot json\n{\"text\":\"Unknown tool: t\",\"source\":\"rpc\",\"code\":-32602,\"tool\":\"t\"}\n";
     let (code, stdout, stderr) = run_in(Path::new("."), &["classify", "--jsonl"], input);
