@@ -255,3 +255,27 @@ fn a_restarted_server_that_dies_at_once_does_not_stall_the_proxy() {
         started.elapsed()
     );
 }
+
+#[test]
+fn a_request_sent_while_a_restart_waits_is_answered_when_the_proxy_is_stopped() {
+    let (_cfg, config) = config("[restart]\nattempts = 1\nbackoff_ms = 2000\n");
+    let mut p = Running::proxy(&["--config", &config]);
+    let crashed = p.call(json!(1), "crash", json!({"code": 3}));
+    assert_eq!(canonical(&crashed)["errorCode"], "SYSTEM_UNAVAILABLE");
+    // The restart waits out its backoff: this request is held for the next server...
+    p.send(
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{}}}"#,
+    );
+    p.send(r#"{"jsonrpc":"2.0","id":3,"method":"ping"}"#);
+    std::thread::sleep(Duration::from_millis(300));
+    // ...which never comes: the proxy is told to stop meanwhile.
+    // SAFETY: signalling our own child process.
+    unsafe { libc::kill(p.child.id() as i32, libc::SIGTERM) };
+    let call = p.recv();
+    assert_eq!(call["id"], 2, "{call}");
+    assert_eq!(canonical(&call)["isRetryable"], true);
+    let ping = p.recv();
+    assert_eq!(ping["id"], 3, "{ping}");
+    assert!(ping["error"]["message"].is_string(), "{ping}");
+    p.wait();
+}

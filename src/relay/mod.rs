@@ -108,6 +108,7 @@ pub async fn run(
     let mut client_closed = false;
     let mut restarts_left = settings.restart.attempts;
     let mut backoff = Duration::from_millis(settings.restart.backoff_ms);
+    let mut last_how = String::new();
     let status = loop {
         let end = supervise(
             &io,
@@ -121,6 +122,7 @@ pub async fn run(
         .await;
         let how = upstream::describe(end.status);
         tracing::info!("upstream {how}");
+        last_how.clone_from(&how);
         if !reader.done && timeout(DRAIN_WAIT, reader.ended()).await.is_err() {
             // A grandchild may hold the pipe open; what it writes now belongs to nobody.
             reader.retire();
@@ -166,6 +168,13 @@ pub async fn run(
             None => break end.status,
         }
     };
+    // Requests the client sent while a restart waited are still open if it never came (a stop
+    // signal meanwhile, a server that could not start): they are answered as the last server's
+    // were.
+    off_thread_within(DRAIN_WAIT, "settle", &io, move |io| {
+        io.upstream_gone(&last_how)
+    })
+    .await;
     tracing::info!("{}", inspector.stats.summary());
     let flushed = off_thread_within(DRAIN_WAIT, "flush", &io, |io| {
         let _ = io.client.flush();
