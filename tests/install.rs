@@ -96,7 +96,12 @@ impl Sandbox {
     }
 
     fn run(&self, args: &[&str]) -> Run {
-        let out = Command::new(BIN)
+        self.run_as(Path::new(BIN), args)
+    }
+
+    /// Runs the binary through `program` (a link to it, say).
+    fn run_as(&self, program: &Path, args: &[&str]) -> Run {
+        let out = Command::new(program)
             .args(args)
             .current_dir(self.work())
             .env("HOME", self.home())
@@ -275,8 +280,10 @@ fn install_then_uninstall_gives_back_the_original_bytes() {
                     "{file}"
                 );
             }
-            // The backup now holds the wrapped version: uninstall changed the file too.
-            assert_eq!(fs::read_to_string(backup(&path)).unwrap(), installed);
+            // The backup still holds the version from before mcp-errnorm; one deleted by
+            // hand is made again from what uninstall replaced.
+            let expected = if keep_backup { &original } else { &installed };
+            assert_eq!(&fs::read_to_string(backup(&path)).unwrap(), expected);
         }
     }
 }
@@ -691,4 +698,97 @@ fn a_symlinked_config_stays_a_symlink() {
         fs::read_to_string(backup(&link)).unwrap(),
         fixture("cursor_mcp.json")
     );
+}
+
+#[test]
+fn the_backup_keeps_the_version_from_before_mcp_errnorm() {
+    let sb = Sandbox::new();
+    let path = sb.client_path("cursor");
+    let original = fixture("cursor_mcp.json");
+    sb.put(&path, &original);
+    sb.ok(&["install", "--client", "cursor"]);
+    let config = sb.dir.path().join("c.toml");
+    fs::write(&config, "").unwrap();
+    let config = config.to_str().unwrap();
+    let run = sb.ok(&["install", "--client", "cursor", "--config", config]);
+    assert!(
+        run.stderr.contains("from before mcp-errnorm stays in"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(read(&backup(&path)), original, "a rewrap keeps it");
+    sb.ok(&["uninstall", "--client", "cursor", "--server", "everything"]);
+    sb.ok(&["uninstall", "--client", "cursor"]);
+    assert_eq!(read(&backup(&path)), original, "so does an uninstall");
+    // A later install over a file the user changed since starts a new backup.
+    let edited = read(&path).replace("everything", "everything-else");
+    sb.put(&path, &edited);
+    sb.ok(&["install", "--client", "cursor"]);
+    assert_eq!(read(&backup(&path)), edited);
+}
+
+#[test]
+fn the_binary_is_written_as_it_was_run_and_known_under_any_name() {
+    let sb = Sandbox::new();
+    let path = sb.client_path("cursor");
+    let original = fixture("cursor_mcp.json");
+    sb.put(&path, &original);
+    let bin = sb.dir.path().join("bin");
+    fs::create_dir_all(&bin).unwrap();
+    // A package manager's stable link to a versioned path: the link is what must be written.
+    let stable = bin.join("mcp-errnorm");
+    std::os::unix::fs::symlink(program(), &stable).unwrap();
+    let run = sb.run_as(&stable, &["install", "--client", "cursor"]);
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let command = |sb: &Sandbox| {
+        value(&read(&sb.client_path("cursor")))["mcpServers"]["everything"]["command"].clone()
+    };
+    assert_eq!(command(&sb), stable.to_str().unwrap());
+    sb.ok(&["uninstall", "--client", "cursor"]);
+    assert_eq!(read(&path), original);
+    // Under another name (a release download): never wrapped twice, and uninstalled.
+    let renamed = bin.join("errnorm-x86_64-linux");
+    std::os::unix::fs::symlink(program(), &renamed).unwrap();
+    for _ in 0..2 {
+        let run = sb.run_as(&renamed, &["install", "--client", "cursor"]);
+        assert_eq!(run.code, Some(0), "{}", run.stderr);
+    }
+    assert_eq!(command(&sb), renamed.to_str().unwrap());
+    let args = &value(&read(&path))["mcpServers"]["everything"]["args"];
+    assert_eq!(
+        args.as_array()
+            .unwrap()
+            .iter()
+            .filter(|a| *a == "--")
+            .count(),
+        1,
+        "{args}"
+    );
+    let run = sb.run_as(&renamed, &["uninstall", "--client", "cursor"]);
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    assert_eq!(read(&path), original);
+}
+
+#[test]
+fn run_as_root_the_users_file_stays_theirs() {
+    // SAFETY: getuid(2) has no preconditions.
+    if unsafe { libc::getuid() } != 0 {
+        eprintln!("skipped: only root can give a file to another user");
+        return;
+    }
+    use std::os::unix::fs::MetadataExt;
+    let sb = Sandbox::new();
+    let path = sb.client_path("cursor");
+    sb.put(&path, &fixture("cursor_mcp.json"));
+    std::os::unix::fs::chown(&path, Some(65534), Some(65534)).unwrap();
+    sb.ok(&["install", "--client", "cursor"]);
+    for file in [path.clone(), backup(&path)] {
+        let meta = fs::metadata(&file).unwrap();
+        assert_eq!(
+            (meta.uid(), meta.gid()),
+            (65534, 65534),
+            "{}",
+            file.display()
+        );
+    }
 }

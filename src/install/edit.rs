@@ -143,16 +143,27 @@ impl fmt::Display for EditError {
 /// The file names of the proxy's binary.
 const PROGRAM_NAMES: [&str; 2] = ["mcp-errnorm", "mcp-errnorm.exe"];
 
-/// Whether `command` + `args` is a server already wrapped by mcp-errnorm: the command's file
-/// name is `mcp-errnorm` and the arguments contain `--`.
-pub fn is_wrapped(command: &str, args: &[Value]) -> bool {
+/// Whether `command` + `args` is a server already wrapped by mcp-errnorm: the command is
+/// `mcp-errnorm` (by file name) or `own` (this binary's path, whatever its name), and the
+/// arguments contain `--`.
+pub fn is_wrapped(command: &str, args: &[Value], own: Option<&str>) -> bool {
     let file = command.rsplit(['/', '\\']).next().unwrap_or(command);
-    PROGRAM_NAMES.iter().any(|n| file.eq_ignore_ascii_case(n))
+    (PROGRAM_NAMES.iter().any(|n| file.eq_ignore_ascii_case(n)) || own == Some(command))
         && args.iter().any(|a| a.as_str() == Some("--"))
 }
 
 /// Edits every chosen server of `src` (all when `select` is empty).
 pub fn apply(src: &str, action: &Action, select: &[String]) -> Result<Outcome, EditError> {
+    apply_as(src, action, select, None)
+}
+
+/// [`apply`], for the binary at `own`: servers it wraps count as wrapped whatever its name.
+pub fn apply_as(
+    src: &str,
+    action: &Action,
+    select: &[String],
+    own: Option<&str>,
+) -> Result<Outcome, EditError> {
     let doc = jsonc::parse(src).map_err(|e| EditError {
         at: Some((e.line, e.col)),
         message: format!("{} (not valid JSON)", e.message),
@@ -169,7 +180,7 @@ pub fn apply(src: &str, action: &Action, select: &[String]) -> Result<Outcome, E
             let status = if !select.is_empty() && !select.contains(&name) {
                 Status::NotSelected
             } else {
-                edit_server(src, &doc, table, member, action, &mut edits)?
+                edit_server(src, &doc, table, member, action, own, &mut edits)?
             };
             servers.push(ServerReport {
                 table: table.clone(),
@@ -218,8 +229,8 @@ pub fn whole_edit(old: &str, new: &str) -> Edit {
 /// what unwrapping cannot know (an `"args"` the original did not have): true when `backup`
 /// wraps nothing and unwrapping `current` equals wrapping and unwrapping `backup`. Then the
 /// backup's bytes can be restored as they are.
-pub fn restores_backup(current: &str, backup: &str) -> bool {
-    let unwrap = |text: &str| apply(text, &Action::Uninstall, &[]).ok();
+pub fn restores_backup(current: &str, backup: &str, own: Option<&str>) -> bool {
+    let unwrap = |text: &str| apply_as(text, &Action::Uninstall, &[], own).ok();
     let Some(before) = unwrap(backup) else {
         return false;
     };
@@ -286,6 +297,7 @@ fn edit_server(
     table: &str,
     member: &Member,
     action: &Action,
+    own: Option<&str>,
     edits: &mut Vec<Edit>,
 ) -> Result<Status, EditError> {
     let name = &member.key;
@@ -332,7 +344,11 @@ fn edit_server(
         }
     }
     let values: Vec<Value> = items.iter().map(|n| n.to_value(src)).collect();
-    let wrapped = is_wrapped(command_str, &values);
+    let own = match action {
+        Action::Install(w) => Some(w.program.as_str()),
+        Action::Uninstall => own,
+    };
+    let wrapped = is_wrapped(command_str, &values, own);
     let raw = |n: &Node| src[n.span.clone()].to_owned();
     // Where the original command is in a wrapped server's args.
     let dashes = values.iter().position(|v| v.as_str() == Some("--"));
@@ -341,25 +357,40 @@ fn edit_server(
     let (new_command, head, keep_from, status) = match action {
         Action::Install(w) => {
             let quoted = |s: &str| serde_json::to_string(s).unwrap_or_default();
-            let mut head: Vec<String> = w.options.iter().map(|o| quoted(o)).collect();
-            head.push(quoted("--"));
             if wrapped {
                 let i = dashes.unwrap_or_default();
-                let same = command_str == w.program
-                    && values[..i]
-                        .iter()
-                        .map(|v| v.as_str().unwrap_or_default())
-                        .eq(w.options.iter().map(String::as_str));
-                if same {
-                    return Ok(Status::AlreadyWrapped);
-                }
                 if i + 1 >= items.len() {
                     return Err(problem(
                         "wrapped by mcp-errnorm, but nothing follows \"--\"",
                     ));
                 }
+                // The options it is wrapped with stay (a `--log-file` set by hand); a new
+                // `--config` takes the place of the old one.
+                let mut options: Vec<(&str, String)> = Vec::new();
+                let mut config: Vec<(&str, String)> =
+                    w.options.iter().map(|o| (o.as_str(), quoted(o))).collect();
+                let mut k = 0;
+                while k < i {
+                    let o = values[k].as_str().unwrap_or_default();
+                    if !w.options.is_empty() && (o == "--config" || o.starts_with("--config=")) {
+                        k += if o == "--config" { 2 } else { 1 };
+                        options.append(&mut config);
+                        continue;
+                    }
+                    options.push((o, raw(&items[k])));
+                    k += 1;
+                }
+                options.append(&mut config);
+                let old = values[..i].iter().map(|v| v.as_str().unwrap_or_default());
+                if command_str == w.program && options.iter().map(|(o, _)| *o).eq(old) {
+                    return Ok(Status::AlreadyWrapped);
+                }
+                let mut head: Vec<String> = options.into_iter().map(|(_, text)| text).collect();
+                head.push(quoted("--"));
                 (quoted(&w.program), head, i + 1, Status::Rewrapped)
             } else {
+                let mut head: Vec<String> = w.options.iter().map(|o| quoted(o)).collect();
+                head.push(quoted("--"));
                 head.push(raw(&command.value));
                 (quoted(&w.program), head, 0, Status::Wrapped)
             }
@@ -390,9 +421,7 @@ fn edit_server(
         None => {
             // No "args": add it right after "command", laid out like "command".
             let before_key = &src[..command.key_span.start];
-            let lead_start = before_key
-                .rfind(|c: char| !c.is_whitespace())
-                .map_or(0, |i| i + 1);
+            let lead_start = before_key.trim_end().len();
             let lead = &before_key[lead_start..];
             // The line break and indentation before "command" (CRLF kept as CRLF).
             let gap = match lead.rfind('\n') {

@@ -36,7 +36,8 @@ const CLIENT_HELP: &str = "The client whose MCP config to edit: claude-desktop, 
 Each chosen stdio server's command becomes
   <this mcp-errnorm binary> [--config FILE] -- <original command> <original args>
 with \"env\" and every other key kept. HTTP/SSE servers are listed and left alone; servers
-already wrapped are not wrapped twice. The file's bytes before the change are kept in
+already wrapped are not wrapped twice and keep their options (--config replaces only their
+--config). The file as it was before mcp-errnorm changed it is kept in
 <file>.mcp-errnorm.bak, and the file is replaced atomically.
 
 Config files looked at:
@@ -117,17 +118,20 @@ pub fn install(args: &InstallArgs) -> i32 {
         &action,
         &args.servers,
         args.dry_run,
+        None,
     ))
 }
 
 /// Runs `uninstall`; returns the exit code.
 pub fn uninstall(args: &UninstallArgs) -> i32 {
+    let own = own_program().ok();
     finish(run(
         &Env::from_process(),
         args.client.as_deref(),
         &Action::Uninstall,
         &args.servers,
         args.dry_run,
+        own.as_deref(),
     ))
 }
 
@@ -146,18 +150,7 @@ fn report_failure(f: Failure) -> i32 {
 /// How this binary is wrapped around servers: its absolute path, and `--config` made absolute
 /// (after checking the config loads, so no server is set up to fail).
 fn wrapper(config: Option<&Path>) -> Result<Wrapper, Failure> {
-    // Not canonicalized: a package manager's stable symlink (e.g. /opt/homebrew/bin) must not
-    // become the versioned path it points to, which an upgrade removes.
-    let exe = std::env::current_exe()
-        .and_then(std::path::absolute)
-        .map_err(|e| Failure {
-            code: exit::INTERNAL,
-            message: format!("cannot tell where this binary is: {e}"),
-        })?;
-    let program = exe
-        .to_str()
-        .ok_or_else(|| usage(format!("{}: the path is not UTF-8", exe.display())))?
-        .to_owned();
+    let program = own_program()?;
     let mut options = Vec::new();
     if let Some(config) = config {
         let config =
@@ -177,6 +170,44 @@ fn wrapper(config: Option<&Path>) -> Result<Wrapper, Failure> {
         options = vec!["--config".to_owned(), config.to_owned()];
     }
     Ok(Wrapper { program, options })
+}
+
+/// This binary's absolute path as the user ran it. Not the resolved one: a package manager's
+/// stable symlink (Homebrew's `bin/`, a Nix profile) must not become the versioned path it
+/// points to, which an upgrade removes; and on Linux `current_exe` is always resolved.
+fn own_program() -> Result<String, Failure> {
+    let exe = std::env::current_exe().map_err(|e| Failure {
+        code: exit::INTERNAL,
+        message: format!("cannot tell where this binary is: {e}"),
+    })?;
+    let invoked = std::env::args_os().next().map(PathBuf::from);
+    let as_run = invoked
+        .and_then(|arg0| {
+            if arg0.components().count() > 1 {
+                std::path::absolute(arg0).ok()
+            } else {
+                // Run by name: the first match on PATH, as the shell found it.
+                std::env::split_paths(&std::env::var_os("PATH")?)
+                    .map(|dir| dir.join(&arg0))
+                    .find(|p| p.is_file())
+                    .and_then(|p| std::path::absolute(p).ok())
+            }
+        })
+        .filter(|p| same_file(p, &exe));
+    let path = match as_run {
+        Some(path) => path,
+        None => std::path::absolute(&exe).map_err(|e| Failure {
+            code: exit::INTERNAL,
+            message: format!("cannot tell where this binary is: {e}"),
+        })?,
+    };
+    path.to_str()
+        .map(str::to_owned)
+        .ok_or_else(|| usage(format!("{}: the path is not UTF-8", path.display())))
+}
+
+fn same_file(a: &Path, b: &Path) -> bool {
+    matches!((a.canonicalize(), b.canonicalize()), (Ok(a), Ok(b)) if a == b)
 }
 
 /// The config files to edit, each with the client it belongs to (None: a file given by path).
@@ -272,8 +303,13 @@ fn run(
     action: &Action,
     select: &[String],
     dry_run: bool,
+    own: Option<&str>,
 ) -> Result<(), Failure> {
     let targets = targets(env, client)?;
+    let own = match action {
+        Action::Install(w) => Some(w.program.as_str()),
+        Action::Uninstall => own,
+    };
 
     // Read and edit everything first: any problem anywhere, and nothing is written.
     let mut planned = Vec::new();
@@ -292,14 +328,22 @@ fn run(
                 continue;
             }
         };
-        match edit::apply(&original, action, select) {
+        match edit::apply_as(&original, action, select, own) {
+            Ok(outcome) if outcome.changed() && !dry_run && !writable(path) => {
+                problems.push(format!(
+                    "{}: read-only (no write permission): make it writable first",
+                    path.display()
+                ));
+            }
             Ok(mut outcome) => {
                 // A full uninstall of a file nobody else changed since install: the backup's
                 // bytes exactly.
                 let backup = (*action == Action::Uninstall && select.is_empty())
                     .then(|| fs::read_to_string(backup_path(path)).ok())
                     .flatten()
-                    .filter(|backup| outcome.changed() && edit::restores_backup(&original, backup));
+                    .filter(|backup| {
+                        outcome.changed() && edit::restores_backup(&original, backup, own)
+                    });
                 let restore_backup = backup.is_some();
                 if let Some(backup) = backup {
                     outcome.edits = vec![edit::whole_edit(&original, &backup)];
@@ -370,14 +414,24 @@ fn run(
             continue;
         }
         let backup = backup_path(&p.path);
+        // The backup keeps the file as it was before mcp-errnorm changed it: a version that
+        // already wraps servers does not replace it, so that copying it back (after another
+        // install, or an uninstall) never brings the proxy back.
+        let keep_backup = backup.exists()
+            && edit::apply_as(&p.original, &Action::Uninstall, &[], own).is_ok_and(|o| o.changed());
         write_file(
             &p.path,
-            &backup,
+            (!keep_backup).then_some(backup.as_path()),
             p.original.as_bytes(),
             p.outcome.text.as_bytes(),
         )?;
         eprintln!(
-            "  written; the previous version is in {}{}",
+            "  written; {} {}{}",
+            if keep_backup {
+                "the version from before mcp-errnorm stays in"
+            } else {
+                "the previous version is in"
+            },
             backup.display(),
             if p.restore_backup {
                 " (the original bytes were restored from the backup)"
@@ -407,22 +461,42 @@ fn io_failure(path: &Path, what: &str, e: &std::io::Error) -> Failure {
     }
 }
 
-/// Keeps `old` in `backup`, then replaces `path` (following a symlink to the real file) with
-/// `new`, atomically, with the file's permissions.
-fn write_file(path: &Path, backup: &Path, old: &[u8], new: &[u8]) -> Result<(), Failure> {
+/// Whether this user may write the file: replacing it by a rename would succeed even when
+/// it is read-only, which its owner set on purpose.
+fn writable(path: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        let Ok(c_path) = std::ffi::CString::new(path.as_os_str().as_bytes()) else {
+            return false;
+        };
+        // SAFETY: access(2) only reads the NUL-terminated path.
+        unsafe { libc::access(c_path.as_ptr(), libc::W_OK) == 0 }
+    }
+    #[cfg(not(unix))]
+    {
+        fs::metadata(path).is_ok_and(|m| !m.permissions().readonly())
+    }
+}
+
+/// Keeps `old` in `backup` (when given), then replaces `path` (following a symlink to the real
+/// file) with `new`, atomically, with the file's permissions and owner.
+fn write_file(path: &Path, backup: Option<&Path>, old: &[u8], new: &[u8]) -> Result<(), Failure> {
     let target = path
         .canonicalize()
         .map_err(|e| io_failure(path, "cannot resolve", &e))?;
-    let perms = fs::metadata(&target)
-        .map_err(|e| io_failure(&target, "cannot read", &e))?
-        .permissions();
-    write_atomic(backup, old, &perms)
-        .map_err(|e| io_failure(backup, "cannot write the backup", &e))?;
-    write_atomic(&target, new, &perms).map_err(|e| io_failure(&target, "cannot write", &e))
+    let meta = fs::metadata(&target).map_err(|e| io_failure(&target, "cannot read", &e))?;
+    if let Some(backup) = backup {
+        write_atomic(backup, old, &meta)
+            .map_err(|e| io_failure(backup, "cannot write the backup", &e))?;
+    }
+    write_atomic(&target, new, &meta).map_err(|e| io_failure(&target, "cannot write", &e))
 }
 
-/// Writes a temp file in the same folder with `perms`, then renames it over `path`.
-fn write_atomic(path: &Path, bytes: &[u8], perms: &fs::Permissions) -> std::io::Result<()> {
+/// Writes a temp file in the same folder with the permissions (and, where allowed, the owner)
+/// of `like`, then renames it over `path`: run with sudo, the user's own file stays theirs.
+fn write_atomic(path: &Path, bytes: &[u8], like: &fs::Metadata) -> std::io::Result<()> {
+    let perms = like.permissions();
     let dir = path.parent().unwrap_or(Path::new("."));
     let name = path.file_name().unwrap_or_default().to_string_lossy();
     let tmp = dir.join(format!(".{name}.mcp-errnorm-{}.tmp", std::process::id()));
@@ -436,6 +510,13 @@ fn write_atomic(path: &Path, bytes: &[u8], perms: &fs::Permissions) -> std::io::
         }
         let mut file = options.open(&tmp)?;
         fs::set_permissions(&tmp, perms.clone())?;
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt;
+            // Only root may give a file away (and needs to, under sudo); for anyone else the
+            // file is theirs already, and the refusal changes nothing.
+            let _ = std::os::unix::fs::fchown(&file, Some(like.uid()), Some(like.gid()));
+        }
         file.write_all(bytes)?;
         file.sync_all()?;
         drop(file);

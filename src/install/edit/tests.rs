@@ -82,8 +82,11 @@ fn hand_grouped_args_keep_their_separators() {
         "{}",
         out.text
     );
-    let again = apply(&out.text, &install(), &[]).unwrap();
+    let again = apply(&out.text, &install_with(&["--config", "/d"]), &[]).unwrap();
     assert_eq!(again.servers[0].status, Status::Rewrapped);
+    assert!(again
+        .text
+        .contains("[\n  \"--config\", \"/d\", \"--\", \"docker\", \"run\""));
     assert_eq!(
         apply(&again.text, &Action::Uninstall, &[]).unwrap().text,
         src
@@ -140,14 +143,82 @@ fn idempotent_and_rewraps_with_new_options() {
 }
 
 #[test]
+fn rewrapping_keeps_options_set_by_hand_and_replaces_only_the_config() {
+    let src = r#"{"mcpServers": {"gh": {"command": "mcp-errnorm", "args": ["--log-file", "/tmp/gh.log", "--config", "/old.toml", "--", "npx", "gh"]}}}"#;
+    // No --config given: the server keeps every option it has, only the binary's path moves.
+    let plain = apply(src, &install(), &[]).unwrap();
+    assert_eq!(plain.servers[0].status, Status::Rewrapped);
+    assert_eq!(
+        value(&plain.text)["mcpServers"]["gh"]["args"],
+        serde_json::json!([
+            "--log-file",
+            "/tmp/gh.log",
+            "--config",
+            "/old.toml",
+            "--",
+            "npx",
+            "gh"
+        ])
+    );
+    assert!(!apply(&plain.text, &install(), &[]).unwrap().changed());
+    // A new --config takes the old one's place.
+    let config = apply(src, &install_with(&["--config", "/new.toml"]), &[]).unwrap();
+    assert_eq!(
+        value(&config.text)["mcpServers"]["gh"]["args"],
+        serde_json::json!([
+            "--log-file",
+            "/tmp/gh.log",
+            "--config",
+            "/new.toml",
+            "--",
+            "npx",
+            "gh"
+        ])
+    );
+    let eq = src.replace(r#""--config", "/old.toml""#, r#""--config=/old.toml""#);
+    let config = apply(&eq, &install_with(&["--config", "/new.toml"]), &[]).unwrap();
+    assert_eq!(
+        value(&config.text)["mcpServers"]["gh"]["args"],
+        serde_json::json!([
+            "--log-file",
+            "/tmp/gh.log",
+            "--config",
+            "/new.toml",
+            "--",
+            "npx",
+            "gh"
+        ])
+    );
+}
+
+#[test]
+fn a_comment_ending_in_non_ascii_before_command_is_fine() {
+    for comment in ["// café", "// café\u{a0}", "/* 東京 */"] {
+        let src = format!("{{\n  \"mcpServers\": {{\n    \"a\": {{\n      {comment}\n      \"command\": \"x\"\n    }}\n  }}\n}}\n");
+        let out = apply(&src, &install(), &[]).unwrap();
+        assert_eq!(
+            value(&out.text)["mcpServers"]["a"]["args"],
+            serde_json::json!(["--", "x"])
+        );
+        assert_eq!(
+            apply(&out.text, &Action::Uninstall, &[])
+                .unwrap()
+                .text
+                .replace(",\n      \"args\": []", ""),
+            src
+        );
+    }
+}
+
+#[test]
 fn the_backup_is_restored_only_when_nothing_else_changed() {
     let original = r#"{"mcpServers": {"a": {"command": "x"}, "b": {"url": "https://h"}}}"#;
     let installed = apply(original, &install(), &[]).unwrap().text;
-    assert!(restores_backup(&installed, original));
+    assert!(restores_backup(&installed, original, None));
     let edited = installed.replace("https://h", "https://other");
-    assert!(!restores_backup(&edited, original));
+    assert!(!restores_backup(&edited, original, None));
     // A backup that is itself wrapped is never restored.
-    assert!(!restores_backup(&installed, &installed));
+    assert!(!restores_backup(&installed, &installed, None));
 }
 
 #[test]
@@ -175,11 +246,19 @@ fn whole_edit_is_minimal() {
 #[test]
 fn wrapped_detection() {
     let dashes = [Value::from("--"), Value::from("x")];
-    assert!(is_wrapped("/usr/local/bin/mcp-errnorm", &dashes));
-    assert!(is_wrapped("C:\\bin\\MCP-ERRNORM.EXE", &dashes));
-    assert!(is_wrapped("mcp-errnorm", &dashes));
-    assert!(!is_wrapped("mcp-errnorm", &[Value::from("demo")]));
-    assert!(!is_wrapped("/bin/mcp-errnorm-fork", &dashes));
+    assert!(is_wrapped("/usr/local/bin/mcp-errnorm", &dashes, None));
+    assert!(is_wrapped("C:\\bin\\MCP-ERRNORM.EXE", &dashes, None));
+    assert!(is_wrapped("mcp-errnorm", &dashes, None));
+    assert!(!is_wrapped("mcp-errnorm", &[Value::from("demo")], None));
+    assert!(!is_wrapped("/bin/mcp-errnorm-fork", &dashes, None));
+    // This binary under another name (a release download, a renamed copy).
+    let own = Some("/opt/errnorm-x86_64");
+    assert!(is_wrapped("/opt/errnorm-x86_64", &dashes, own));
+    assert!(!is_wrapped(
+        "/opt/errnorm-x86_64",
+        &[Value::from("demo")],
+        own
+    ));
 }
 
 #[test]
