@@ -434,6 +434,7 @@ impl Rewriter {
         match r.attempted_query {
             QueryDetail::Full => {
                 if let Some(query) = &mut error.attempted_query {
+                    shorten(&mut query.arguments);
                     r.value(&mut query.arguments);
                 }
             }
@@ -466,6 +467,39 @@ impl Rewriter {
             result: serde_json::to_vec(&result).expect("a Value always serializes"),
             error,
         }
+    }
+}
+
+/// The longest string of the arguments `attempted_query` repeats, and the most JSON it repeats
+/// of them. The agent has its arguments; repeated they only say which call failed. Repeated in
+/// full (three times in the answer), a file's contents could make the answer larger than
+/// clients read: the TypeScript SDK closes the connection on a line of 10 MiB.
+const QUERY_STRING_BYTES: usize = 256;
+const QUERY_BYTES: usize = 8 << 10;
+
+/// Cuts long strings of the arguments short, and replaces arguments still too large by a note
+/// of their size.
+fn shorten(arguments: &mut Value) {
+    fn strings(v: &mut Value) {
+        match v {
+            Value::String(s) if s.len() > QUERY_STRING_BYTES => {
+                let mut cut = QUERY_STRING_BYTES;
+                while !s.is_char_boundary(cut) {
+                    cut -= 1;
+                }
+                let more = s.len() - cut;
+                s.truncate(cut);
+                s.push_str(&format!("… [{more} more bytes]"));
+            }
+            Value::Array(items) => items.iter_mut().for_each(strings),
+            Value::Object(map) => map.values_mut().for_each(strings),
+            _ => {}
+        }
+    }
+    strings(arguments);
+    let size = serde_json::to_vec(arguments).map_or(0, |json| json.len());
+    if size > QUERY_BYTES {
+        *arguments = Value::String(format!("[{size} bytes of arguments, not repeated]"));
     }
 }
 

@@ -501,6 +501,31 @@ fn planted_secrets_of_every_common_kind_are_masked() {
     }
 }
 
+/// A failed `write_file` of a large file: the answer repeats the error three times (text,
+/// structuredContent, _meta), and must not become larger than clients read (the TypeScript SDK
+/// closes the connection on a line of 10 MiB).
+#[test]
+fn a_failure_of_a_call_with_huge_arguments_stays_small() {
+    let mut p = Running::proxy(&[]);
+    let content = "a\"".repeat(1_800_000);
+    let line = serde_json::to_string(&json!({
+        "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "fail", "arguments": {"text": "EACCES: permission denied, open '/x'", "content": content}}
+    }))
+    .unwrap();
+    p.send(&line);
+    let answer = p.recv_raw();
+    assert!(answer.len() < 64 << 10, "{} bytes", answer.len());
+    let answer: Value = serde_json::from_slice(&answer).unwrap();
+    let error = canonical(&answer);
+    assert_eq!(error["errorCode"], "PERMISSION_DENIED");
+    let shown = error["attempted_query"]["arguments"]["content"]
+        .as_str()
+        .unwrap();
+    assert!(shown.starts_with("a\"a\""), "{shown}");
+    assert!(shown.ends_with("more bytes]"), "{shown}");
+}
+
 #[test]
 fn attempted_queries_can_be_limited_to_the_tool_or_left_out() {
     let dir = tempfile::tempdir().unwrap();

@@ -384,3 +384,27 @@ fn a_secret_a_rule_quotes_in_its_message_is_masked_there_too() {
     assert!(!out.contains("tok_1N3T00LkdIwHu7ixt44h1F8k"), "{out}");
     assert!(out.contains("[REDACTED]"), "{out}");
 }
+
+#[test]
+fn long_arguments_are_cut_short_in_the_attempted_query() {
+    let mut args = json!({"path": "/x", "content": "é".repeat(300), "n": [1, "a".repeat(257)]});
+    shorten(&mut args);
+    let content = args["content"].as_str().unwrap();
+    assert!(content.starts_with("éé"), "{content}");
+    assert!(content.ends_with("… [344 more bytes]"), "{content}");
+    assert_eq!(args["path"], "/x");
+    assert_eq!(args["n"][0], 1);
+    assert!(args["n"][1].as_str().unwrap().ends_with("… [1 more bytes]"));
+    // Many fields, each short: too much to repeat all the same.
+    let mut many: Value = (0..2000)
+        .map(|i| (format!("k{i}"), json!(i)))
+        .collect::<Map<_, _>>()
+        .into();
+    shorten(&mut many);
+    assert!(
+        many.as_str()
+            .unwrap()
+            .ends_with("bytes of arguments, not repeated]"),
+        "{many}"
+    );
+}
