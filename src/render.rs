@@ -243,7 +243,9 @@ impl<'a> EnterpriseView<'a> {
             error_code: &e.code,
             error_message: &e.message,
             retry_recommended: e.retryable,
-            retry_after_seconds: e.retry_after_seconds,
+            retry_after_seconds: e
+                .retry_after_seconds
+                .or(e.retryable.then(|| backoff(e.attempts))),
             error_category: e.category,
             user_message: e.user_message.as_deref(),
             alternatives: &e.alternatives,
@@ -259,6 +261,12 @@ impl<'a> EnterpriseView<'a> {
             attempts: e.attempts,
         }
     }
+}
+
+/// The wait seed `000` asks for whenever a retry is recommended, when the server named none:
+/// exponential backoff, 1 s after one attempt, doubling with each attempt the proxy made.
+fn backoff(attempts: u32) -> u64 {
+    1 << attempts.clamp(1, 7).saturating_sub(1)
 }
 
 fn is_one(n: &u32) -> bool {
@@ -355,6 +363,17 @@ mod tests {
         assert_eq!(v["retry_recommended"], true);
         assert_eq!(v["retry_after_seconds"], 30);
         assert_eq!(v["error_category"], "transient");
+        // Retry recommended without a wait from the server: backoff, doubling per attempt.
+        let mut e = sample();
+        e.retry_after_seconds = None;
+        assert_eq!(e.in_profile(Profile::Enterprise)["retry_after_seconds"], 1);
+        e.attempts = 3;
+        assert_eq!(e.in_profile(Profile::Enterprise)["retry_after_seconds"], 4);
+        e.retryable = false;
+        assert_eq!(
+            e.in_profile(Profile::Enterprise)["retry_after_seconds"],
+            Value::Null
+        );
         assert_eq!(
             v["original_error"],
             json!({"source": "result", "text": "429 Too Many Requests"})
@@ -391,7 +410,8 @@ mod tests {
                     "error_code": e.code,
                     "error_message": e.message,
                     "retry_recommended": e.retryable,
-                    "retry_after_seconds": e.retry_after_seconds,
+                    "retry_after_seconds": e.retry_after_seconds
+                        .or(e.retryable.then(|| 1u64 << (e.attempts.clamp(1, 7) - 1))),
                     "error_category": e.category,
                     "user_message": e.user_message,
                     "alternatives": e.alternatives,
