@@ -16,8 +16,10 @@ use serde_json::value::RawValue;
 use crate::wire::IdKey;
 
 mod params;
+mod progress;
 
-use params::{parse, CallParams, CursorField, ToolsListResult, VersionField};
+use params::{parse, CallParams, CursorField, ProgressToken, ToolsListResult, VersionField};
+pub use progress::{Progress, ProgressLine};
 
 /// The tables looked up on every message (see `foldhash` in Cargo.toml).
 type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
@@ -61,6 +63,9 @@ pub struct ToolCall {
     pub seq: u64,
     /// When the proxy gives up on it (`[timeouts]`), whatever attempt it is at by then.
     pub deadline: Option<Deadline>,
+    /// What the client saw of its progress, when it asked for progress (boxed: most calls
+    /// ask for none).
+    pub progress: Option<Box<Progress>>,
 }
 
 /// When a call is given up on, and the limit that put it there.
@@ -163,6 +168,8 @@ pub struct Session {
     pending: FastMap<IdKey, Pending>,
     /// For each tool call (by `seq`), the key its current attempt waits under.
     calls: FastMap<u64, IdKey>,
+    /// The key of the tool call each progress token belongs to.
+    progress: FastMap<IdKey, IdKey>,
     /// The tool calls that have a deadline, earliest first.
     deadlines: BTreeSet<(Instant, u64)>,
     /// Client ids whose late answers are dropped: the proxy answered them (timeout).
@@ -208,20 +215,27 @@ impl Session {
                 (Some(p), Some(raw)) => {
                     self.next_seq += 1;
                     let seq = self.next_seq;
-                    self.calls.insert(seq, key.clone());
                     new_call = Some(NewCall {
                         seq,
                         tool: p.name.clone(),
                         task: p.task.is_some(),
                     });
-                    PendingKind::ToolCall(ToolCall {
+                    let (protocol_version, token) = p
+                        .meta
+                        .map_or((None, None), |m| (m.protocol_version, m.progress_token));
+                    let call = ToolCall {
                         name: p.name,
                         params: raw.to_owned(),
-                        protocol_version: p.meta.and_then(|m| m.protocol_version),
+                        protocol_version,
                         task: p.task.is_some(),
                         seq,
                         deadline: None,
-                    })
+                        progress: token
+                            .and_then(IdKey::new)
+                            .map(|t| Box::new(Progress::new(t))),
+                    };
+                    self.track(&call, key.clone());
+                    PendingKind::ToolCall(call)
                 }
                 // Without a tool name there is nothing to classify by: let the answer pass.
                 _ => PendingKind::Other {
@@ -369,7 +383,7 @@ impl Session {
 
     /// Registers the next attempt of a failed call under a fresh proxy id; returns the request
     /// line to send when its backoff is over.
-    pub fn retry(&mut self, failed: AnsweredCall) -> (IdKey, Vec<u8>) {
+    pub fn retry(&mut self, mut failed: AnsweredCall) -> (IdKey, Vec<u8>) {
         self.next_seq += 1;
         let retry_id = format!("{PROXY_ID_PREFIX}{}/{}", std::process::id(), self.next_seq);
         let raw_id = RawValue::from_string(serde_json::to_string(&retry_id).expect("a string"))
@@ -381,6 +395,9 @@ impl Session {
         line.extend_from_slice(b",\"method\":\"tools/call\",\"params\":");
         line.extend_from_slice(failed.call.params.get().as_bytes());
         line.extend_from_slice(b"}\n");
+        if let Some(progress) = &mut failed.call.progress {
+            progress.restart();
+        }
         self.track(&failed.call, key.clone());
         self.pending.insert(
             key.clone(),
@@ -457,6 +474,9 @@ impl Session {
 
     /// A tool call waits under `key` (again, for a retry).
     fn track(&mut self, call: &ToolCall, key: IdKey) {
+        if let Some(p) = &call.progress {
+            self.progress.insert(p.token.clone(), key.clone());
+        }
         self.calls.insert(call.seq, key);
         if let Some(d) = call.deadline {
             self.deadlines.insert((d.at, call.seq));
@@ -465,9 +485,35 @@ impl Session {
 
     /// A tool call no longer waits (answered, cancelled, expired, replaced).
     fn untrack(&mut self, call: &ToolCall) {
+        if let Some(p) = &call.progress {
+            self.progress.remove(&p.token);
+        }
         self.calls.remove(&call.seq);
         if let Some(d) = call.deadline {
             self.deadlines.remove(&(d.at, call.seq));
+        }
+    }
+
+    /// What becomes of the upstream's `notifications/progress` with these params: as it came,
+    /// unless it belongs to a call the proxy retried ([`Progress`]).
+    pub fn upstream_progress(&mut self, params: Option<&RawValue>) -> ProgressLine {
+        let call = parse::<ProgressToken>(params)
+            .and_then(|p| IdKey::new(p.token))
+            .and_then(|token| self.progress.get(&token))
+            .and_then(|key| self.pending.get_mut(key));
+        match (call, params) {
+            (
+                Some(Pending {
+                    kind:
+                        PendingKind::ToolCall(ToolCall {
+                            progress: Some(progress),
+                            ..
+                        }),
+                    ..
+                }),
+                Some(params),
+            ) => progress.notify(params),
+            _ => ProgressLine::Pass,
         }
     }
 

@@ -182,6 +182,11 @@ fn progress_keeps_flowing_through_retries() {
         assert_eq!(progress["method"], "notifications/progress");
         assert_eq!(progress["params"]["progressToken"], "tok");
     }
+    // The retry's server counts from the start again; MCP: progress MUST increase.
+    assert_eq!(first["params"]["progress"], 1);
+    assert_eq!(first["params"]["total"], 2);
+    assert_eq!(second["params"]["progress"], 2.0);
+    assert_eq!(second["params"]["total"], 3.0);
     assert_eq!(answer["id"], 1);
     assert_eq!(text(&answer), "ok after 2 calls");
 }

@@ -15,7 +15,7 @@ use crate::recovery::{Breakers, Policy};
 use crate::redact::Redactor;
 use crate::reload::SharedRewriter;
 use crate::rewrite::{Answer, Handling, Rewriter};
-use crate::session::{Answered, AnsweredCall, Deadline, Session, Unanswered};
+use crate::session::{Answered, AnsweredCall, Deadline, ProgressLine, Session, Unanswered};
 use crate::taxonomy::Category;
 use crate::unmatched::UnmatchedLog;
 use crate::wire::{self, IdKey, Line, Message};
@@ -181,9 +181,18 @@ impl Inspector {
         let (id, answer) = match wire::parse(&text) {
             Line::Message(Message::Response { id, result }) => (id, Answer::Result(result)),
             Line::Message(Message::ErrorResponse { id, error }) => (id, Answer::Error(error)),
-            Line::Message(Message::Notification { method, .. }) => {
-                if method == "notifications/tools/list_changed" {
-                    self.session().tools_changed();
+            Line::Message(Message::Notification { method, params }) => {
+                match &*method {
+                    "notifications/tools/list_changed" => self.session().tools_changed(),
+                    "notifications/progress" => match self.session().upstream_progress(params) {
+                        ProgressLine::Pass => {}
+                        ProgressLine::Drop => return effects,
+                        ProgressLine::Send(moved) => {
+                            effects.to_client.push(moved);
+                            return effects;
+                        }
+                    },
+                    _ => {}
                 }
                 effects.to_client.push(line);
                 return effects;

@@ -44,6 +44,7 @@ fn answered(version: Option<&str>, has_output_schema: bool) -> AnsweredCall {
             task: false,
             seq: 1,
             deadline: None,
+            progress: None,
         },
         tool: Some(ToolInfo {
             has_output_schema,

@@ -8,18 +8,27 @@ use serde_json::value::RawValue;
 use super::ToolInfo;
 
 #[derive(Deserialize)]
-pub(super) struct CallParams {
+pub(super) struct CallParams<'a> {
     pub(super) name: String,
     #[serde(default)]
     pub(super) task: Option<IgnoredAny>,
-    #[serde(rename = "_meta", default)]
-    pub(super) meta: Option<RequestMeta>,
+    #[serde(rename = "_meta", default, borrow)]
+    pub(super) meta: Option<RequestMeta<'a>>,
 }
 
 #[derive(Deserialize)]
-pub(super) struct RequestMeta {
+pub(super) struct RequestMeta<'a> {
     #[serde(rename = "io.modelcontextprotocol/protocolVersion")]
     pub(super) protocol_version: Option<String>,
+    #[serde(rename = "progressToken", borrow)]
+    pub(super) progress_token: Option<&'a RawValue>,
+}
+
+/// The token of a `notifications/progress`.
+#[derive(Deserialize)]
+pub(super) struct ProgressToken<'a> {
+    #[serde(rename = "progressToken", borrow)]
+    pub(super) token: &'a RawValue,
 }
 
 #[derive(Deserialize)]
