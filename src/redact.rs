@@ -15,8 +15,19 @@ pub const MASK: &str = "[REDACTED]";
 /// quotes it ([`Redactor::secrets_in`]): shorter ones would mask common words.
 const MIN_QUOTED_SECRET: usize = 6;
 
-/// The shipped patterns: (name, regex). Where a pattern has a group named `secret`, only that
-/// group is masked, so the reader still sees which key or scheme it was.
+/// A key that names a secret, as the start of a pattern: dotted or prefixed
+/// (`spring.datasource.password`, `DB_PASSWORD`, `x-api-key`, `dbPassword`, `--token`,
+/// `Api Key`), quoted or not, but not after `/` or `.` (`/etc/passwd: ...` is a path). `pass`,
+/// `auth` and `credentials` only as words of their own: `DB_PASS`, not `bypass`.
+macro_rules! secret_key {
+    () => {
+        r#"(?i)(?:^|[^/.A-Za-z0-9_])(?:[a-z0-9_-]+\.)*(?:[a-z0-9_-]*?(?:api[ _-]?key|apikey|(?:access|account|private|secret|signing|encryption|master|subscription|auth)[ _-]?key|access[_-]?token|refresh[_-]?token|auth[_-]?token|token|secret|client[_-]?secret|secret[_-]?key[_-]?base|password|passwd|pwd|passphrase|storepass|keypass|session[_-]?(?:id|token|key)|signature)|(?:[a-z0-9_-]*[_-])?(?:pass|auth|credentials?))["'`]?\s*"#
+    };
+}
+
+/// The shipped patterns: (name, regex). Where a pattern has a group named `secret` (or one of
+/// the others [`secret_group`] knows), only that group is masked, so the reader still sees
+/// which key or scheme it was.
 pub const DEFAULT_PATTERNS: &[(&str, &str)] = &[
     (
         "private-key",
@@ -25,29 +36,73 @@ pub const DEFAULT_PATTERNS: &[(&str, &str)] = &[
     ),
     (
         "bearer",
-        r"(?i)(?-u:\b)bearer\s+(?P<secret>[A-Za-z0-9._~+/=-]{8,})",
+        r"(?i)(?-u:\b)bearer:?\s+(?P<secret>[A-Za-z0-9._~+/=-]{8,})",
     ),
     (
         "key-value",
-        // A key, possibly with a prefix (`DB_PASSWORD`, `x-api-key`, `dbPassword`, `--token`),
-        // then `:` or `=`. Not after `/` or `.`: `/etc/passwd: ...` is a path, not a key. A
-        // quoted value goes to its closing quote (a passphrase has spaces).
-        r#"(?i)(?:^|[^/.A-Za-z0-9_])[a-z0-9_-]*?(?:api[_-]?key|apikey|access[_-]?key|account[_-]?key|private[_-]?key|access[_-]?token|refresh[_-]?token|auth[_-]?token|token|secret|client[_-]?secret|password|passwd|pwd|passphrase|session[_-]?(?:id|token|key)|signature|sig)["']?\s*[:=]\s*(?:"(?P<secret>[^"]+)"|'(?P<secret_sq>[^']+)'|(?P<secret_bare>[^\s"'&,;}]+))"#,
+        // A quoted value after any separator (`=`, `:`, `:=`, `=>`) goes to its closing quote
+        // (a passphrase has spaces; `\"` inside does not end it), or brace (ODBC's `Pwd={..}`);
+        // a bare one after `=` (or a `:` with no space) to the next space or delimiter.
+        concat!(
+            secret_key!(),
+            r#"(?:(?::=|=>|=|:)\s*(?:"(?P<secret>(?:[^"\\\r\n]|\\.)+)"|'(?P<secret_sq>[^'\r\n]+)'|`(?P<secret_bt>[^`\r\n]+)`|\{(?P<secret_br>[^}\r\n]+)\})"#,
+            r#"|(?::=|=>|=)\s*(?P<secret_bare>[^\s"'`&,;})]+)|:(?P<secret_tight>[^\s"'`&,;})]+))"#,
+        ),
+    ),
+    (
+        "key-colon-value",
+        // After `key: `, a bare value only where it looks like a secret (a digit after
+        // letters, a sign, a long run): `token: expired`, `password: authentication failed`
+        // and the rest of Go's `context: cause` chains are words to keep.
+        concat!(
+            secret_key!(),
+            r#":\s+(?P<secret>[a-z]*[^a-z0-9=\s"'`&,;}).:!?][^\s"'`&,;})]*|[a-z]+[0-9][^\s"'`&,;})]*|[0-9]+[^0-9\s"'`&,;})][^\s"'`&,;})]*|[0-9]{6,}|[a-z]{16,})"#,
+        ),
     ),
     (
         "secret-after-word",
         // `auth token 0123...`, `secret wJalr...`: a key word, a space, then a run as long as
         // only a key or token is (no English word is 20 letters; a path starts with `/` or `.`).
-        r"(?i)(?-u:\b)(?:token|secret|password|passwd|api[ _-]?key|access[ _-]?key|secret[ _-]?key)\s+(?P<secret>[A-Za-z0-9+=_-][A-Za-z0-9/+=_.-]{19,})",
+        r"(?i)(?-u:\b)(?:token|secret|password|passwd|api[ _-]?key|access[ _-]?key|secret[ _-]?key|secret[ _-]?access[ _-]?key)\s+(?P<secret>[A-Za-z0-9+=_-][A-Za-z0-9/+=_.-]{19,})",
+    ),
+    (
+        "quoted-after-word",
+        // `the password 'Hunter2!' is incorrect`, ``token `abcd1234` is invalid``.
+        r#"(?i)(?-u:\b)(?:password|passwd|passphrase|token|api[ _-]?key|secret[ _-]?key)\s+["'`(](?P<secret>[^"'`)\s]{4,})["'`)]"#,
+    ),
+    (
+        "secret-flag",
+        // `--password S3cret`, `-storepass x`, `-passin pass:x`: a flag, a space, its value.
+        r"(?i)(?:^|\s)--?[a-z0-9-]*(?:password|passwd|token|secret|api-?key|storepass|keypass|passin|passout)\s+(?:pass:)?(?P<secret>[^\s-]\S*)",
+    ),
+    (
+        "command-line-password",
+        // Passwords on the command lines that error texts quote: `mysql -pS3cret`,
+        // `sshpass -p x`, `docker login -p x`, `curl -u user:x`, `redis-cli -a x`.
+        concat!(
+            r#"(?:(?:^|\s)(?:mysql|mysqldump|mysqladmin)\s(?:[^\n|;&]*\s)?-p|(?-u:\b)(?:sshpass|docker login[^\n]*?)\s-p\s+["']?"#,
+            r#"|(?-u:\b)curl\s[^\n]*?(?:-u|--user)\s+[^\s:]+:|(?-u:\b)redis-cli\s[^\n]*?-a\s+)(?P<secret>[^\s"'-][^\s"']*)"#,
+        ),
+    ),
+    (
+        "oracle-credentials",
+        // `user/password@db`, only where Oracle's tools write it (elsewhere it is a package).
+        r"(?i)(?:jdbc:oracle:(?:thin|oci):|(?-u:\b)(?:sqlplus|conn(?:ect)?)\s+|logon denied \()[A-Za-z0-9_$#]+/(?P<secret>[^\s/@)]+)@",
+    ),
+    (
+        "url-signature",
+        // An Azure SAS `sig=` (a bare `sig` elsewhere is too short a word to judge).
+        r#"[?&]sig=(?P<secret>[^&\s"']+)"#,
     ),
     (
         "cookie-header",
         // Every cookie in the header: which of them is the session, no pattern can tell.
-        r#"(?i)(?-u:\b)(?:set-)?cookie\s*:\s*(?P<secret>[^\r\n"']+)"#,
+        r#"(?i)(?-u:\b)(?:set-)?cookie["']?\s*[:=]\s*["']?(?P<secret>[^\r\n"']+)"#,
     ),
     (
         "authorization-header",
-        r#"(?i)(?-u:\b)authorization\s*:\s*(?:basic|bearer|token|digest)\s+(?P<secret>[^\s"',;]+)"#,
+        // Whatever the scheme, or none; the scheme stays readable.
+        r#"(?i)(?-u:\b)(?:proxy-)?authorization["']?\s*[:=]\s*["']?(?:(?:basic|bearer|token|digest|negotiate|ntlm|apikey|aws4-hmac-sha256|aws|ssws|hmac)\s+)?(?P<secret>[^\s"',;]+)"#,
     ),
     (
         "url-credentials",
@@ -87,6 +142,27 @@ pub const DEFAULT_PATTERNS: &[(&str, &str)] = &[
             r"|do[opr]_v1_[a-f0-9]{64}|shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}|dapi[a-f0-9]{32}",
             r"|key-[a-f0-9]{32}|SK[a-f0-9]{32})(?-u:\b)|[0-9]{8,10}:AA[A-Za-z0-9_-]{33,}",
         ),
+    ),
+    (
+        "vendor-token-more",
+        // Google OAuth (`ya29.`), Vault, Stripe webhooks, Atlassian, Linear, Notion, Airtable,
+        // Postman, Grafana, Supabase, Square, Groq, xAI, Replicate, Perplexity, age.
+        concat!(
+            r"(?-u:\b)(?:ya29\.[A-Za-z0-9_-]{20,}|hvs\.[A-Za-z0-9_-]{24,}|whsec_[A-Za-z0-9+/=]{24,}",
+            r"|ATATT3x[A-Za-z0-9_=-]{40,}|lin_api_[A-Za-z0-9]{32,}|ntn_[A-Za-z0-9]{40,}|secret_[A-Za-z0-9]{40,}",
+            r"|pat[A-Za-z0-9]{14}\.[a-f0-9]{64}|PMAK-[a-f0-9]{24}-[a-f0-9]{34}|glsa_[A-Za-z0-9_]{32,}",
+            r"|sbp_[a-f0-9]{40}|sq0(?:atp|csp)-[A-Za-z0-9_-]{22,}|gsk_[A-Za-z0-9]{40,}|xai-[A-Za-z0-9]{40,}",
+            r"|r8_[A-Za-z0-9]{30,}|pplx-[A-Za-z0-9]{40,}|AGE-SECRET-KEY-1[0-9A-Z]{50,})",
+        ),
+    ),
+    (
+        "webhook-url",
+        r"(?i)(?:hooks\.slack\.com/services/[A-Z0-9]+/[A-Z0-9]+/|discord(?:app)?\.com/api/webhooks/[0-9]+/)(?P<secret>[A-Za-z0-9_-]{20,})",
+    ),
+    (
+        "url-token",
+        // A token as the URL's user: `https://TOKEN@host`, Sentry's DSN.
+        r"(?i)(?-u:\b)https?://(?P<secret>[A-Za-z0-9_-]{12,})@",
     ),
     (
         "jwt",
@@ -163,6 +239,11 @@ impl Redactor {
         Redactor::new(&RedactConfig::default()).expect("the shipped patterns compile")
     }
 
+    /// Whether any pattern finds something in `text`.
+    pub fn finds_any(&self, text: &str) -> bool {
+        self.any.is_match(text)
+    }
+
     /// `text` with every secret masked.
     pub fn text<'a>(&self, text: &'a str) -> Cow<'a, str> {
         let mut out = Cow::Borrowed(text);
@@ -196,7 +277,7 @@ impl Redactor {
                 continue;
             }
             for c in pattern.captures_iter(text) {
-                let secret = secret_group(&c).or_else(|| c.get(0));
+                let secret = secret_of(&c).map(|(_, secret)| secret);
                 // Not a word or two that happen to follow a key: only what could be a secret.
                 if let Some(s) = secret.filter(|s| s.len() >= MIN_QUOTED_SECRET) {
                     found.push(s.as_str().to_owned());
@@ -260,24 +341,64 @@ impl Redactor {
 struct Mask;
 
 /// The part of a match that is the secret: the group named `secret`, or, in a shipped pattern
-/// with alternatives, `secret_sq` or `secret_bare` (a name is given once per pattern).
+/// with alternatives, one of the others (a name is given once per pattern).
 fn secret_group<'t>(c: &regex::Captures<'t>) -> Option<regex::Match<'t>> {
-    ["secret", "secret_sq", "secret_bare"]
-        .iter()
-        .find_map(|name| c.name(name))
+    [
+        "secret",
+        "secret_sq",
+        "secret_bt",
+        "secret_br",
+        "secret_bare",
+        "secret_tight",
+    ]
+    .iter()
+    .find_map(|name| c.name(name))
+}
+
+/// Whether the key just before a value is a page cursor (`nextPageToken=`, `page_token: `),
+/// which only looks like a secret key: as [`names_a_secret`] judges JSON keys.
+fn is_cursor_key(before: &str) -> bool {
+    let trimmed = before.trim_end_matches(|c: char| !c.is_ascii_alphanumeric());
+    let is_key = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
+    let start = trimmed
+        .char_indices()
+        .rev()
+        .find(|&(_, c)| !is_key(c))
+        .map_or(0, |(i, c)| i + c.len_utf8());
+    let key: String = trimmed[start..]
+        .chars()
+        .filter(char::is_ascii_alphanumeric)
+        .map(|c| c.to_ascii_lowercase())
+        .collect();
+    [
+        "pagetoken",
+        "nexttoken",
+        "continuationtoken",
+        "synctoken",
+        "cursortoken",
+    ]
+    .iter()
+    .any(|cursor| key.ends_with(cursor))
+}
+
+/// The secret of a match and what precedes it in the match, unless it is a cursor's value.
+fn secret_of<'t>(c: &regex::Captures<'t>) -> Option<(&'t str, regex::Match<'t>)> {
+    let whole = c.get(0).expect("group 0");
+    let secret = secret_group(c).unwrap_or(whole);
+    let before = &whole.as_str()[..secret.start() - whole.start()];
+    (!is_cursor_key(before)).then_some((before, secret))
 }
 
 impl regex::Replacer for Mask {
     fn replace_append(&mut self, c: &regex::Captures<'_>, dst: &mut String) {
         let whole = c.get(0).expect("group 0");
-        let secret = secret_group(c);
-        match secret {
-            Some(secret) => {
-                dst.push_str(&whole.as_str()[..secret.start() - whole.start()]);
+        match secret_of(c) {
+            Some((before, secret)) => {
+                dst.push_str(before);
                 dst.push_str(MASK);
                 dst.push_str(&whole.as_str()[secret.end() - whole.start()..]);
             }
-            None => dst.push_str(MASK),
+            None => dst.push_str(whole.as_str()),
         }
     }
 }

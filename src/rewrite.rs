@@ -414,17 +414,21 @@ impl Rewriter {
     /// Masks secrets in every text of the error, and trims the attempted query as configured.
     pub fn redact(&self, error: &mut StructuredError) {
         let r = &self.redactor;
-        // What the upstream's text shows as secret stays masked in whatever quotes it.
-        let known = r.secrets_in(&error.original_error.text);
-        let text = |s: &mut String| {
-            if let std::borrow::Cow::Owned(masked) = r.text_knowing(s, &known) {
-                *s = masked;
-            }
-        };
-        text(&mut error.message);
-        error.user_message.iter_mut().for_each(text);
-        error.alternatives.iter_mut().for_each(text);
-        text(&mut error.original_error.text);
+        // The texts are the upstream's, and the rules' templates filled from it: when the
+        // upstream's text shows no secret, neither do they (and most failures show none).
+        if r.finds_any(&error.original_error.text) {
+            // What the upstream's text shows as secret stays masked in whatever quotes it.
+            let known = r.secrets_in(&error.original_error.text);
+            let text = |s: &mut String| {
+                if let std::borrow::Cow::Owned(masked) = r.text_knowing(s, &known) {
+                    *s = masked;
+                }
+            };
+            text(&mut error.message);
+            error.user_message.iter_mut().for_each(text);
+            error.alternatives.iter_mut().for_each(text);
+            text(&mut error.original_error.text);
+        }
         error
             .original_error
             .rpc_data

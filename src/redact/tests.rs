@@ -307,3 +307,111 @@ fn asking_the_set_masks_as_asking_each_pattern() {
         }
     }
 }
+
+/// Found by an adversarial review: secrets as servers in many languages print them.
+#[test]
+fn masks_secrets_in_the_shapes_of_many_stacks() {
+    for (text, secret) in [
+        (
+            "BeanCreationException: spring.datasource.password=Hunter2!",
+            "Hunter2!",
+        ),
+        (
+            "-Djavax.net.ssl.keyStorePassword=Hunter2! -jar app.jar",
+            "Hunter2!",
+        ),
+        (
+            r#"{"Authorization": "Basic YWRtaW46c2VjcmV0cGFzcw=="}"#,
+            "YWRtaW46",
+        ),
+        (
+            "headers: {'Authorization': 'Basic YWRtaW46c2VjcmV0', 'Accept': 'json'}",
+            "YWRtaW46",
+        ),
+        ("Authorization: YWRtaW46c2VjcmV0cGFzcw==", "YWRtaW46"),
+        (
+            "Proxy-Authorization: Negotiate YIIGhgYGKwYBBQUCoIIGejCC",
+            "YIIGhgYG",
+        ),
+        (
+            r#"{"headers":{"cookie":"sid=s%3Aabc123def456.sig"}}"#,
+            "abc123def456",
+        ),
+        ("secret_key='django-insecure-abc123xyz'", "django-insecure"),
+        (r#"{"secretKey": "abcDEF123456ghi"}"#, "abcDEF123456"),
+        (
+            "Ocp-Apim-Subscription-Key: 9f86d081884c7d65",
+            "9f86d081884c7d65",
+        ),
+        ("DB_PASS=Hunter2! REDIS_AUTH=Hunter3!", "Hunter"),
+        ("ADMIN_CREDENTIALS=admin:Hunter2!", "Hunter2!"),
+        ("Api Key: 9f86d081884c7d65", "9f86d081884c7d65"),
+        (":password => \"Hunter2!\"", "Hunter2!"),
+        ("password := \"Hunter2!\"", "Hunter2!"),
+        (r#"{"password": "pa\"ss"}"#, r#"\"ss"#),
+        ("Driver={ODBC};Pwd={S3cr3t;Pwd};", "S3cr3t"),
+        ("mysql -u root --password S3cretMy", "S3cretMy"),
+        ("mysql -u root -pS3cretMy -h db", "S3cretMy"),
+        ("sshpass -p 'S3cretSsh' ssh user@host", "S3cretSsh"),
+        (
+            "curl -u admin:Curl$ecret https://api.example.com",
+            "Curl$ecret",
+        ),
+        ("redis-cli -a Hunter2! -h cache", "Hunter2!"),
+        ("jdbc:oracle:thin:scott/tiger123@//db:1521/ORCL", "tiger123"),
+        ("The password 'Hunter2!' is incorrect", "Hunter2!"),
+        (
+            "Error: token `abcdEFGH1234ijkl` is invalid",
+            "abcdEFGH1234ijkl",
+        ),
+        ("password: `Hunter2!`", "Hunter2!"),
+        (
+            "SecretAccessKey wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+            "wJalrXUtn",
+        ),
+        ("Bearer: abcdEFGH1234ijkl", "abcdEFGH1234ijkl"),
+        ("GET ?sv=2021&sig=abcDEF123%2Bxyz%3D&se=1", "abcDEF123"),
+        (
+            "SENTRY_DSN=https://abc123def456@o1.ingest.sentry.io/4",
+            "abc123def456",
+        ),
+        (
+            "https://hooks.slack.com/services/T000/B000/XXXXXXXXXXXXXXXXXXXXXXXX",
+            "XXXXXXXXXXXX",
+        ),
+        (
+            "ya29.a0AfH6SMBx3abcdefghijklmnopqrstuvwxyz0123456789",
+            "a0AfH6SMBx3",
+        ),
+        ("hvs.CAESIJabcdefghijklmnopqrstuvwxyz0123", "CAESIJ"),
+    ] {
+        let masked = r(text);
+        assert!(!masked.contains(secret), "{text:?} -> {masked:?}");
+        assert!(masked.contains(MASK), "{text:?} -> {masked:?}");
+    }
+}
+
+/// Also found by that review: ordinary texts that lost their meaning to the mask. A word after
+/// `key: ` is kept unless it looks like a secret; a page cursor is not a secret.
+#[test]
+fn leaves_go_style_error_chains_and_cursors_alone() {
+    for text in [
+        "oauth2: cannot fetch token: 400 Bad Request",
+        "failed to refresh token: connection reset by peer",
+        "invalid token: signature verification failed",
+        "Password: must be at least 8 characters",
+        "validation failed: username: required, email: required, password: required",
+        "api_key: missing",
+        "ERROR 1045 (28000): Access denied for user 'root'@'localhost' (using password: NO)",
+        "page_token: abc123 is invalid",
+        "nextPageToken=CiAKGjBpNDd2Nmp2Zml2cXRwYjBpOXA0",
+        "sig=SIGTERM received",
+        "bypass=true",
+        "open /etc/app.password: permission denied",
+    ] {
+        assert_eq!(r(text), text);
+    }
+    // A value after `key: ` that does look like a secret is still masked.
+    assert_eq!(r("password: Hunter2!"), "password: [REDACTED]");
+    assert_eq!(r("token: 0123456789ab"), "token: [REDACTED]");
+}
