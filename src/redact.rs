@@ -52,23 +52,26 @@ pub const DEFAULT_PATTERNS: &[(&str, &str)] = &[
     (
         "key-colon-value",
         // After `key: `, a bare value only where it looks like a secret (a digit after
-        // letters, a sign, a long run): `token: expired`, `password: authentication failed`
-        // and the rest of Go's `context: cause` chains are words to keep.
+        // letters, a sign, a long run) and is not itself the next link of a Go-style
+        // `context: cause` chain (`token: x509: ...`, `token: 401: ...`): `token: expired`,
+        // `token: invalid_grant`, `password: too-short` are words to keep.
         concat!(
             secret_key!(),
-            r#":\s+(?P<secret>[a-z]*[^a-z0-9=\s"'`&,;}).:!?][^\s"'`&,;})]*|[a-z]+[0-9][^\s"'`&,;})]*|[0-9]+[^0-9\s"'`&,;})][^\s"'`&,;})]*|[0-9]{6,}|[a-z]{16,})"#,
+            r#":\s+(?P<secret>[a-z]*[^a-z0-9=\s"'`&,;}).:!?_/(<\[-][^\s"'`&,;}):]*|[a-z]+[0-9][^\s"'`&,;}):]*|[0-9]+[^0-9\s"'`&,;}):][^\s"'`&,;}):]*|[0-9]{6,}|[a-z]{16,})(?:$|[\s"'`&,;})])"#,
         ),
     ),
     (
         "secret-after-word",
         // `auth token 0123...`, `secret wJalr...`: a key word, a space, then a run as long as
-        // only a key or token is (no English word is 20 letters; a path starts with `/` or `.`).
-        r"(?i)(?-u:\b)(?:token|secret|password|passwd|api[ _-]?key|access[ _-]?key|secret[ _-]?key|secret[ _-]?access[ _-]?key)\s+(?P<secret>[A-Za-z0-9+=_-][A-Za-z0-9/+=_.-]{19,})",
+        // only a key or token is (no English word is 20 letters; a path starts with `/` or `.`,
+        // and a dot ends the run: `unexpected token github.com/org/pkg` stays).
+        r"(?i)(?-u:\b)(?:token|secret|password|passwd|api[ _-]?key|access[ _-]?key|secret[ _-]?key|secret[ _-]?access[ _-]?key)\s+(?P<secret>[A-Za-z0-9+=_-][A-Za-z0-9/+=_-]{19,})",
     ),
     (
         "quoted-after-word",
-        // `the password 'Hunter2!' is incorrect`, ``token `abcd1234` is invalid``.
-        r#"(?i)(?-u:\b)(?:password|passwd|passphrase|token|api[ _-]?key|secret[ _-]?key)\s+["'`(](?P<secret>[^"'`)\s]{4,})["'`)]"#,
+        // `the password 'Hunter2!' is incorrect`, ``token `abcd1234` is invalid``: a quoted
+        // value with a digit or a sign, or a long one (`Unexpected token 'export'` stays).
+        r#"(?i)(?-u:\b)(?:password|passwd|passphrase|token|api[ _-]?key|secret[ _-]?key)\s+["'`](?P<secret>[^"'`\s]*[^a-z"'`\s][^"'`\s]*|[^"'`\s]{12,})["'`]"#,
     ),
     (
         "secret-flag",
@@ -101,8 +104,12 @@ pub const DEFAULT_PATTERNS: &[(&str, &str)] = &[
     ),
     (
         "authorization-header",
-        // Whatever the scheme, or none; the scheme stays readable.
-        r#"(?i)(?-u:\b)(?:proxy-)?authorization["']?\s*[:=]\s*["']?(?:(?:basic|bearer|token|digest|negotiate|ntlm|apikey|aws4-hmac-sha256|aws|ssws|hmac)\s+)?(?P<secret>[^\s"',;]+)"#,
+        // Whatever the scheme, which stays readable; with none, a value shaped like a token
+        // (`Authorization: denied` stays).
+        concat!(
+            r#"(?i)(?-u:\b)(?:proxy-)?authorization["']?\s*[:=]\s*["']?(?:(?:basic|bearer|token|digest|negotiate|ntlm|apikey|aws4-hmac-sha256|aws|ssws|hmac)\s+(?P<secret>[^\s"',;]+)"#,
+            r#"|(?P<secret_bare>[^\s"',;]*[0-9=+/][^\s"',;]*|[^\s"',;]{12,}))"#,
+        ),
     ),
     (
         "url-credentials",
@@ -205,6 +212,8 @@ pub enum QueryDetail {
 #[derive(Debug, Clone, Default)]
 pub struct Redactor {
     patterns: Vec<Regex>,
+    /// How many of `patterns`, first, are the shipped ones.
+    shipped: usize,
     /// All patterns at once: most texts hold no secret, and one scan tells.
     any: regex::RegexSet,
     pub attempted_query: QueryDetail,
@@ -229,6 +238,11 @@ impl Redactor {
             .map_err(|e| format!("the redaction patterns do not compile together: {e}"))?;
         Ok(Redactor {
             patterns,
+            shipped: if config.defaults {
+                DEFAULT_PATTERNS.len()
+            } else {
+                0
+            },
             any,
             attempted_query: config.attempted_query,
         })
@@ -259,7 +273,7 @@ impl Redactor {
             if !hits.matched(i) {
                 continue;
             }
-            let masked = pattern.replace_all(&out, Mask).into_owned();
+            let masked = pattern.replace_all(&out, self.mask(i)).into_owned();
             hits = any.matches(&masked);
             out = Cow::Owned(masked);
         }
@@ -277,7 +291,7 @@ impl Redactor {
                 continue;
             }
             for c in pattern.captures_iter(text) {
-                let secret = secret_of(&c).map(|(_, secret)| secret);
+                let secret = self.mask(i).secret_of(&c).map(|(_, secret)| secret);
                 // Not a word or two that happen to follow a key: only what could be a secret.
                 if let Some(s) = secret.filter(|s| s.len() >= MIN_QUOTED_SECRET) {
                     found.push(s.as_str().to_owned());
@@ -334,11 +348,21 @@ impl Redactor {
     fn active(&self) -> bool {
         !self.patterns.is_empty()
     }
+
+    /// How the `i`-th pattern masks: a shipped one spares page cursors (a key of your own
+    /// pattern means what it says).
+    fn mask(&self, i: usize) -> Mask {
+        Mask {
+            spare_cursors: i < self.shipped,
+        }
+    }
 }
 
 /// Replaces a match with [`MASK`]: only its secret group where it has one, so the reader still
-/// sees which key or scheme it was.
-struct Mask;
+/// sees which key or scheme it was; a shipped pattern leaves a page cursor's value as it is.
+struct Mask {
+    spare_cursors: bool,
+}
 
 /// The part of a match that is the secret: the group named `secret`, or, in a shipped pattern
 /// with alternatives, one of the others (a name is given once per pattern).
@@ -356,7 +380,8 @@ fn secret_group<'t>(c: &regex::Captures<'t>) -> Option<regex::Match<'t>> {
 }
 
 /// Whether the key just before a value is a page cursor (`nextPageToken=`, `page_token: `),
-/// which only looks like a secret key: as [`names_a_secret`] judges JSON keys.
+/// which only looks like a secret key: judged by its words, as JSON keys are
+/// ([`names_a_secret`]), so that `async_token` is still a secret.
 fn is_cursor_key(before: &str) -> bool {
     let trimmed = before.trim_end_matches(|c: char| !c.is_ascii_alphanumeric());
     let is_key = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
@@ -365,34 +390,24 @@ fn is_cursor_key(before: &str) -> bool {
         .rev()
         .find(|&(_, c)| !is_key(c))
         .map_or(0, |(i, c)| i + c.len_utf8());
-    let key: String = trimmed[start..]
-        .chars()
-        .filter(char::is_ascii_alphanumeric)
-        .map(|c| c.to_ascii_lowercase())
-        .collect();
-    [
-        "pagetoken",
-        "nexttoken",
-        "continuationtoken",
-        "synctoken",
-        "cursortoken",
-    ]
-    .iter()
-    .any(|cursor| key.ends_with(cursor))
+    let key = &trimmed[start..];
+    key.to_ascii_lowercase().ends_with("token") && !names_a_secret(key)
 }
 
-/// The secret of a match and what precedes it in the match, unless it is a cursor's value.
-fn secret_of<'t>(c: &regex::Captures<'t>) -> Option<(&'t str, regex::Match<'t>)> {
-    let whole = c.get(0).expect("group 0");
-    let secret = secret_group(c).unwrap_or(whole);
-    let before = &whole.as_str()[..secret.start() - whole.start()];
-    (!is_cursor_key(before)).then_some((before, secret))
+impl Mask {
+    /// The secret of a match and what precedes it in the match, unless it is a cursor's value.
+    fn secret_of<'t>(&self, c: &regex::Captures<'t>) -> Option<(&'t str, regex::Match<'t>)> {
+        let whole = c.get(0).expect("group 0");
+        let secret = secret_group(c).unwrap_or(whole);
+        let before = &whole.as_str()[..secret.start() - whole.start()];
+        (!(self.spare_cursors && is_cursor_key(before))).then_some((before, secret))
+    }
 }
 
 impl regex::Replacer for Mask {
     fn replace_append(&mut self, c: &regex::Captures<'_>, dst: &mut String) {
         let whole = c.get(0).expect("group 0");
-        match secret_of(c) {
+        match self.secret_of(c) {
             Some((before, secret)) => {
                 dst.push_str(before);
                 dst.push_str(MASK);

@@ -414,19 +414,25 @@ impl Rewriter {
     /// Masks secrets in every text of the error, and trims the attempted query as configured.
     pub fn redact(&self, error: &mut StructuredError) {
         let r = &self.redactor;
-        // The texts are the upstream's, and the rules' templates filled from it: when the
-        // upstream's text shows no secret, neither do they (and most failures show none).
-        if r.finds_any(&error.original_error.text) {
-            // What the upstream's text shows as secret stays masked in whatever quotes it.
-            let known = r.secrets_in(&error.original_error.text);
-            let text = |s: &mut String| {
-                if let std::borrow::Cow::Owned(masked) = r.text_knowing(s, &known) {
-                    *s = masked;
-                }
-            };
-            text(&mut error.message);
-            error.user_message.iter_mut().for_each(text);
-            error.alternatives.iter_mut().for_each(text);
+        // What the upstream's text shows as secret stays masked in whatever quotes it. Most
+        // texts show none: then one scan says so, and the text stays as it is.
+        let shows_secrets = r.finds_any(&error.original_error.text);
+        let known = if shows_secrets {
+            r.secrets_in(&error.original_error.text)
+        } else {
+            Vec::new()
+        };
+        let text = |s: &mut String| {
+            if let std::borrow::Cow::Owned(masked) = r.text_knowing(s, &known) {
+                *s = masked;
+            }
+        };
+        // The rules' texts are asked all the same: a template names the tool, and a capture
+        // can make a match the whole text does not.
+        text(&mut error.message);
+        error.user_message.iter_mut().for_each(text);
+        error.alternatives.iter_mut().for_each(text);
+        if shows_secrets {
             text(&mut error.original_error.text);
         }
         error
@@ -438,8 +444,7 @@ impl Rewriter {
         match r.attempted_query {
             QueryDetail::Full => {
                 if let Some(query) = &mut error.attempted_query {
-                    shorten(&mut query.arguments);
-                    r.value(&mut query.arguments);
+                    shorten(&mut query.arguments, r);
                 }
             }
             QueryDetail::Tool => {
@@ -481,26 +486,35 @@ impl Rewriter {
 const QUERY_STRING_BYTES: usize = 256;
 const QUERY_BYTES: usize = 8 << 10;
 
-/// Cuts long strings of the arguments short, and replaces arguments still too large by a note
-/// of their size.
-fn shorten(arguments: &mut Value) {
-    fn strings(v: &mut Value) {
+/// Masks the arguments' secrets and cuts their long strings short; arguments still too large
+/// are replaced by a note of their size. A long string is masked before it is cut, from a head
+/// long enough to hold any secret that begins before the cut: a token cut in half is no
+/// longer one the patterns know.
+fn shorten(arguments: &mut Value, redactor: &Redactor) {
+    fn head(s: &str, bytes: usize) -> &str {
+        let mut cut = bytes.min(s.len());
+        while !s.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        &s[..cut]
+    }
+    fn strings(v: &mut Value, redactor: &Redactor) {
         match v {
             Value::String(s) if s.len() > QUERY_STRING_BYTES => {
-                let mut cut = QUERY_STRING_BYTES;
-                while !s.is_char_boundary(cut) {
-                    cut -= 1;
-                }
-                let more = s.len() - cut;
-                s.truncate(cut);
-                s.push_str(&format!("… [{more} more bytes]"));
+                let masked = redactor.text(head(s, 4 * QUERY_STRING_BYTES));
+                *s = format!(
+                    "{}… [{} bytes in all]",
+                    head(&masked, QUERY_STRING_BYTES),
+                    s.len()
+                );
             }
-            Value::Array(items) => items.iter_mut().for_each(strings),
-            Value::Object(map) => map.values_mut().for_each(strings),
+            Value::Array(items) => items.iter_mut().for_each(|v| strings(v, redactor)),
+            Value::Object(map) => map.values_mut().for_each(|v| strings(v, redactor)),
             _ => {}
         }
     }
-    strings(arguments);
+    strings(arguments, redactor);
+    redactor.value(arguments);
     let size = serde_json::to_vec(arguments).map_or(0, |json| json.len());
     if size > QUERY_BYTES {
         *arguments = Value::String(format!("[{size} bytes of arguments, not repeated]"));

@@ -168,8 +168,8 @@ pub struct Session {
     pending: FastMap<IdKey, Pending>,
     /// For each tool call (by `seq`), the key its current attempt waits under.
     calls: FastMap<u64, IdKey>,
-    /// The key of the tool call each progress token belongs to.
-    progress: FastMap<IdKey, IdKey>,
+    /// The tool call (`seq`) each progress token belongs to.
+    progress: FastMap<IdKey, u64>,
     /// The tool calls that have a deadline, earliest first.
     deadlines: BTreeSet<(Instant, u64)>,
     /// Client ids whose late answers are dropped: the proxy answered them (timeout).
@@ -475,7 +475,7 @@ impl Session {
     /// A tool call waits under `key` (again, for a retry).
     fn track(&mut self, call: &ToolCall, key: IdKey) {
         if let Some(p) = &call.progress {
-            self.progress.insert(p.token.clone(), key.clone());
+            self.progress.insert(p.token.clone(), call.seq);
         }
         self.calls.insert(call.seq, key);
         if let Some(d) = call.deadline {
@@ -485,10 +485,14 @@ impl Session {
 
     /// A tool call no longer waits (answered, cancelled, expired, replaced).
     fn untrack(&mut self, call: &ToolCall) {
-        if let Some(p) = &call.progress {
-            self.progress.remove(&p.token);
-        }
         self.calls.remove(&call.seq);
+        // Only if the token is still this call's: a call that took over its id may have the
+        // same token (the TypeScript SDK uses the request's id as its progress token).
+        if let Some(p) = &call.progress {
+            if self.progress.get(&p.token) == Some(&call.seq) {
+                self.progress.remove(&p.token);
+            }
+        }
         if let Some(d) = call.deadline {
             self.deadlines.remove(&(d.at, call.seq));
         }
@@ -500,6 +504,7 @@ impl Session {
         let call = parse::<ProgressToken>(params)
             .and_then(|p| IdKey::new(p.token))
             .and_then(|token| self.progress.get(&token))
+            .and_then(|seq| self.calls.get(seq))
             .and_then(|key| self.pending.get_mut(key));
         match (call, params) {
             (
@@ -593,6 +598,7 @@ impl Session {
     pub fn drain_pending(&mut self) -> Vec<Unanswered> {
         self.calls.clear();
         self.deadlines.clear();
+        self.progress.clear();
         let pending: Vec<Pending> = self.pending.drain().map(|(_, p)| p).collect();
         pending
             .into_iter()

@@ -792,3 +792,21 @@ fn run_as_root_the_users_file_stays_theirs() {
         );
     }
 }
+
+#[test]
+fn a_read_only_config_is_refused_and_left_alone() {
+    use std::os::unix::fs::PermissionsExt;
+    let sb = Sandbox::new();
+    let path = sb.client_path("cursor");
+    let original = fixture("cursor_mcp.json");
+    sb.put(&path, &original);
+    fs::set_permissions(&path, fs::Permissions::from_mode(0o444)).unwrap();
+    let run = sb.run(&["install", "--client", "cursor"]);
+    assert_eq!(run.code, Some(64), "{}", run.stderr);
+    assert!(run.stderr.contains("read-only"), "{}", run.stderr);
+    assert_eq!(read(&path), original);
+    assert!(!backup(&path).exists());
+    // A dry run only shows.
+    let run = sb.run(&["install", "--client", "cursor", "--dry-run"]);
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+}

@@ -461,9 +461,13 @@ fn io_failure(path: &Path, what: &str, e: &std::io::Error) -> Failure {
     }
 }
 
-/// Whether this user may write the file: replacing it by a rename would succeed even when
-/// it is read-only, which its owner set on purpose.
+/// Whether the file may be written: not read-only for everyone (which its owner set on purpose,
+/// and which root would override), and writable by this user. Replacing it by a rename would
+/// succeed either way.
 fn writable(path: &Path) -> bool {
+    if fs::metadata(path).is_ok_and(|m| m.permissions().readonly()) {
+        return false;
+    }
     #[cfg(unix)]
     {
         use std::os::unix::ffi::OsStrExt;

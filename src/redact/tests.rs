@@ -279,9 +279,9 @@ fn own_patterns_and_no_defaults() {
 /// Every pattern asked in turn, as first written: the reference for `Redactor::text`.
 fn reference(r: &Redactor, text: &str) -> String {
     let mut out = text.to_owned();
-    for pattern in &r.patterns {
+    for (i, pattern) in r.patterns.iter().enumerate() {
         if pattern.is_match(&out) {
-            out = pattern.replace_all(&out, Mask).into_owned();
+            out = pattern.replace_all(&out, r.mask(i)).into_owned();
         }
     }
     out
@@ -388,6 +388,9 @@ fn masks_secrets_in_the_shapes_of_many_stacks() {
         let masked = r(text);
         assert!(!masked.contains(secret), "{text:?} -> {masked:?}");
         assert!(masked.contains(MASK), "{text:?} -> {masked:?}");
+        // What is masked stays as it is when masked again (as the proxy does with texts that
+        // quote each other): never `[REDACTED]]` or `[[REDACTED]]`.
+        assert_eq!(r(&masked), masked, "{text:?}");
     }
 }
 
@@ -408,9 +411,27 @@ fn leaves_go_style_error_chains_and_cursors_alone() {
         "sig=SIGTERM received",
         "bypass=true",
         "open /etc/app.password: permission denied",
+        "oauth2: cannot fetch token: 401: Unauthorized",
+        "token: x509: certificate has expired",
+        "token: invalid_grant",
+        "secret: my-app-secret not found",
+        "password: too-short",
+        "pwd: /home/user/project",
+        "token: (nil)",
+        "SyntaxError: Unexpected token 'export'",
+        "Authorization: denied",
+        "unexpected token github.com/foo/bar/internal/pkg",
     ] {
         assert_eq!(r(text), text);
     }
+    // A word of its own, not a cursor; and your own pattern means what it says.
+    assert_eq!(r("async_token=abcdef123"), "async_token=[REDACTED]");
+    let own = Redactor::new(&RedactConfig {
+        patterns: vec![r"nextToken=(?P<secret>\S+)".into()],
+        ..RedactConfig::default()
+    })
+    .unwrap();
+    assert_eq!(own.text("nextToken=abc123"), "nextToken=[REDACTED]");
     // A value after `key: ` that does look like a secret is still masked.
     assert_eq!(r("password: Hunter2!"), "password: [REDACTED]");
     assert_eq!(r("token: 0123456789ab"), "token: [REDACTED]");

@@ -108,8 +108,9 @@ pub async fn run(
     let mut client_closed = false;
     let mut restarts_left = settings.restart.attempts;
     let mut backoff = Duration::from_millis(settings.restart.backoff_ms);
-    let mut last_how = String::new();
-    let status = loop {
+    // The status the proxy ends with, and how the last server went when a restart was given up
+    // after the client's requests started waiting for it.
+    let (status, abandoned) = loop {
         let end = supervise(
             &io,
             &mut child,
@@ -122,17 +123,17 @@ pub async fn run(
         .await;
         let how = upstream::describe(end.status);
         tracing::info!("upstream {how}");
-        last_how.clone_from(&how);
         if !reader.done && timeout(DRAIN_WAIT, reader.ended()).await.is_err() {
             // A grandchild may hold the pipe open; what it writes now belongs to nobody.
             reader.retire();
         }
+        let gone = how.clone();
         let settled =
-            off_thread_within(DRAIN_WAIT, "settle", &io, move |io| io.upstream_gone(&how)).await;
+            off_thread_within(DRAIN_WAIT, "settle", &io, move |io| io.upstream_gone(&gone)).await;
         let client_left = client_closed || io.client_eof.load(Ordering::SeqCst);
         let stop = client_left || end.stopping || end.client_gone || restarts_left == 0;
         if stop {
-            break end.status;
+            break (end.status, None);
         }
         if !settled {
             // The client pump holds the upstream's end (a huge line from a slow client): a new
@@ -140,7 +141,7 @@ pub async fn run(
             tracing::error!(
                 "could not settle the requests of the exited upstream in time: not restarting"
             );
-            break end.status;
+            break (end.status, None);
         }
         restarts_left -= 1;
         tracing::warn!(
@@ -156,7 +157,7 @@ pub async fn run(
             }
         };
         if stopped {
-            break end.status;
+            break (end.status, Some(how));
         }
         backoff = backoff.saturating_mul(2);
         generation += 1;
@@ -165,16 +166,15 @@ pub async fn run(
                 child = new_child;
                 reader = new_reader;
             }
-            None => break end.status,
+            None => break (end.status, Some(how)),
         }
     };
     // Requests the client sent while a restart waited are still open if it never came (a stop
-    // signal meanwhile, a server that could not start): they are answered as the last server's
-    // were.
-    off_thread_within(DRAIN_WAIT, "settle", &io, move |io| {
-        io.upstream_gone(&last_how)
-    })
-    .await;
+    // signal meanwhile, a server that could not start).
+    if let Some(how) = abandoned {
+        let how = format!("{how} and was not restarted");
+        off_thread_within(DRAIN_WAIT, "settle", &io, move |io| io.upstream_gone(&how)).await;
+    }
     tracing::info!("{}", inspector.stats.summary());
     let flushed = off_thread_within(DRAIN_WAIT, "flush", &io, |io| {
         let _ = io.client.flush();

@@ -388,24 +388,70 @@ fn a_secret_a_rule_quotes_in_its_message_is_masked_there_too() {
 
 #[test]
 fn long_arguments_are_cut_short_in_the_attempted_query() {
+    let r = Redactor::defaults();
     let mut args = json!({"path": "/x", "content": "é".repeat(300), "n": [1, "a".repeat(257)]});
-    shorten(&mut args);
+    shorten(&mut args, &r);
     let content = args["content"].as_str().unwrap();
     assert!(content.starts_with("éé"), "{content}");
-    assert!(content.ends_with("… [344 more bytes]"), "{content}");
+    assert!(content.ends_with("é… [600 bytes in all]"), "{content}");
     assert_eq!(args["path"], "/x");
     assert_eq!(args["n"][0], 1);
-    assert!(args["n"][1].as_str().unwrap().ends_with("… [1 more bytes]"));
+    assert!(args["n"][1]
+        .as_str()
+        .unwrap()
+        .ends_with("… [257 bytes in all]"));
+    // A secret across the cut is masked whole, not cut into a prefix no pattern knows.
+    let token = "ghp_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789";
+    let mut args = json!({"text": format!("{}{token}{}", "x".repeat(240), "y".repeat(100))});
+    shorten(&mut args, &r);
+    let text = args["text"].as_str().unwrap();
+    assert!(!text.contains("ghp_AbCd"), "{text}");
+    assert!(text.contains("[REDAC"), "{text}");
     // Many fields, each short: too much to repeat all the same.
     let mut many: Value = (0..2000)
         .map(|i| (format!("k{i}"), json!(i)))
         .collect::<Map<_, _>>()
         .into();
-    shorten(&mut many);
+    shorten(&mut many, &r);
     assert!(
         many.as_str()
             .unwrap()
             .ends_with("bytes of arguments, not repeated]"),
         "{many}"
     );
+}
+
+#[test]
+fn the_rules_texts_are_masked_even_when_the_upstreams_text_shows_no_secret() {
+    let mut r = rewriter(Profile::Mcp);
+    r.rules = Arc::new(
+        RuleSet::load(
+            &[SourceFile::new(
+                "t.toml",
+                r#"
+                [[rule]]
+                id = "ops"
+                match = "busy"
+                code = "SYSTEM_UNAVAILABLE"
+                message = "{tool} is busy; ask internal-host-7"
+                "#,
+            )],
+            &[],
+        )
+        .unwrap(),
+    );
+    r.redactor = Redactor::new(&crate::redact::RedactConfig {
+        patterns: vec![r"internal-host-\d+".into()],
+        ..Default::default()
+    })
+    .unwrap();
+    let out = rewrite_result(
+        &r,
+        &answered(None, false),
+        r#"{"content":[{"type":"text","text":"busy"}],"isError":true}"#,
+    )
+    .unwrap();
+    let meta = &out["_meta"][META_KEY];
+    assert_eq!(meta["message"], "read is busy; ask [REDACTED]");
+    assert_eq!(meta["originalError"]["text"], "busy");
 }

@@ -269,3 +269,31 @@ fn drains_every_waiting_request() {
     assert_eq!(methods, ["resources/read", "t"]);
     assert_eq!(s.pending_len(), 0);
 }
+
+#[test]
+fn progress_is_followed_through_retries_and_forgotten_with_the_call() {
+    let mut s = Session::default();
+    let progress = |n: u32| raw(&format!(r#"{{"progressToken":"p","progress":{n}}}"#));
+    let params = r#"{"name":"t","_meta":{"progressToken":"p"}}"#;
+    s.client_request(&raw("5"), "tools/call", Some(&raw(params)));
+    assert_eq!(s.upstream_progress(Some(&progress(1))), ProgressLine::Pass);
+    let first = call(s.upstream_answer(&raw("5"), None));
+    let (retry, _) = s.retry(first);
+    // The retry counts from 1 again: the client sees 2.
+    assert!(matches!(
+        s.upstream_progress(Some(&progress(1))),
+        ProgressLine::Send(_)
+    ));
+    let IdKey::Str(retry) = retry else { panic!() };
+    call(s.upstream_answer(&raw(&format!("\"{retry}\"")), None));
+    assert!(s.progress.is_empty(), "forgotten with the call");
+    // A call that takes over an id (and its token) keeps it when the first is forgotten.
+    s.client_request(&raw("6"), "tools/call", Some(&raw(params)));
+    s.client_request(&raw("6"), "tools/call", Some(&raw(params)));
+    assert_eq!(s.progress.len(), 1);
+    s.drain_pending();
+    assert!(
+        s.progress.is_empty(),
+        "and with every request a dead server leaves"
+    );
+}
