@@ -176,10 +176,11 @@ fn wrapper(config: Option<&Path>) -> Result<Wrapper, Failure> {
 /// stable symlink (Homebrew's `bin/`, a Nix profile) must not become the versioned path it
 /// points to, which an upgrade removes; and on Linux `current_exe` is always resolved.
 fn own_program() -> Result<String, Failure> {
-    let exe = std::env::current_exe().map_err(|e| Failure {
+    let unknown = |e: std::io::Error| Failure {
         code: exit::INTERNAL,
         message: format!("cannot tell where this binary is: {e}"),
-    })?;
+    };
+    let exe = std::env::current_exe().map_err(unknown)?;
     let invoked = std::env::args_os().next().map(PathBuf::from);
     let as_run = invoked
         .and_then(|arg0| {
@@ -196,10 +197,7 @@ fn own_program() -> Result<String, Failure> {
         .filter(|p| same_file(p, &exe));
     let path = match as_run {
         Some(path) => path,
-        None => std::path::absolute(&exe).map_err(|e| Failure {
-            code: exit::INTERNAL,
-            message: format!("cannot tell where this binary is: {e}"),
-        })?,
+        None => std::path::absolute(&exe).map_err(unknown)?,
     };
     path.to_str()
         .map(str::to_owned)

@@ -161,34 +161,23 @@ fn rewrapping_keeps_options_set_by_hand_and_replaces_only_the_config() {
         ])
     );
     assert!(!apply(&plain.text, &install(), &[]).unwrap().changed());
-    // A new --config takes the old one's place.
-    let config = apply(src, &install_with(&["--config", "/new.toml"]), &[]).unwrap();
-    assert_eq!(
-        value(&config.text)["mcpServers"]["gh"]["args"],
-        serde_json::json!([
-            "--log-file",
-            "/tmp/gh.log",
-            "--config",
-            "/new.toml",
-            "--",
-            "npx",
-            "gh"
-        ])
-    );
+    // A new --config takes the old one's place, however the old one was written.
     let eq = src.replace(r#""--config", "/old.toml""#, r#""--config=/old.toml""#);
-    let config = apply(&eq, &install_with(&["--config", "/new.toml"]), &[]).unwrap();
-    assert_eq!(
-        value(&config.text)["mcpServers"]["gh"]["args"],
-        serde_json::json!([
-            "--log-file",
-            "/tmp/gh.log",
-            "--config",
-            "/new.toml",
-            "--",
-            "npx",
-            "gh"
-        ])
-    );
+    for src in [src, eq.as_str()] {
+        let config = apply(src, &install_with(&["--config", "/new.toml"]), &[]).unwrap();
+        assert_eq!(
+            value(&config.text)["mcpServers"]["gh"]["args"],
+            serde_json::json!([
+                "--log-file",
+                "/tmp/gh.log",
+                "--config",
+                "/new.toml",
+                "--",
+                "npx",
+                "gh"
+            ])
+        );
+    }
 }
 
 #[test]
