@@ -3,6 +3,7 @@
 //! the log shipper need the failure, not the secret. Pure.
 
 use std::borrow::Cow;
+use std::sync::OnceLock;
 
 use regex::{Regex, RegexBuilder};
 use serde::Deserialize;
@@ -208,10 +209,29 @@ pub enum QueryDetail {
     None,
 }
 
+/// A pattern, compiled when it first finds something: most never do, and each would cost
+/// start-up time and memory.
+#[derive(Debug, Clone)]
+struct Pattern {
+    text: String,
+    compiled: OnceLock<Regex>,
+}
+
+impl Pattern {
+    fn get(&self) -> &Regex {
+        self.compiled
+            .get_or_init(|| compile(&self.text).expect("checked when the redactor was made"))
+    }
+}
+
+fn compile(pattern: &str) -> Result<Regex, regex::Error> {
+    RegexBuilder::new(pattern).size_limit(1 << 20).build()
+}
+
 /// The compiled patterns.
 #[derive(Debug, Clone, Default)]
 pub struct Redactor {
-    patterns: Vec<Regex>,
+    patterns: Vec<Pattern>,
     /// How many of `patterns`, first, are the shipped ones.
     shipped: usize,
     /// All patterns at once: most texts hold no secret, and one scan tells.
@@ -225,16 +245,24 @@ impl Redactor {
             .iter()
             .map(|(_, p)| *p)
             .filter(|_| config.defaults);
-        let patterns = shipped
-            .chain(config.patterns.iter().map(String::as_str))
-            .map(|p| {
-                RegexBuilder::new(p)
-                    .size_limit(1 << 20)
-                    .build()
-                    .map_err(|e| format!("invalid redaction pattern '{p}': {e}"))
+        // The shipped patterns compile (a test makes sure); yours are checked now.
+        let shipped = shipped.map(|p| {
+            Ok(Pattern {
+                text: p.to_owned(),
+                compiled: OnceLock::new(),
             })
-            .collect::<Result<Vec<Regex>, _>>()?;
-        let any = regex::RegexSet::new(patterns.iter().map(Regex::as_str))
+        });
+        let yours = config.patterns.iter().map(|p| {
+            let regex = compile(p).map_err(|e| format!("invalid redaction pattern '{p}': {e}"))?;
+            Ok(Pattern {
+                text: p.clone(),
+                compiled: OnceLock::from(regex),
+            })
+        });
+        let patterns = shipped
+            .chain(yours)
+            .collect::<Result<Vec<Pattern>, String>>()?;
+        let any = regex::RegexSet::new(patterns.iter().map(|p| &p.text))
             .map_err(|e| format!("the redaction patterns do not compile together: {e}"))?;
         Ok(Redactor {
             patterns,
@@ -273,7 +301,7 @@ impl Redactor {
             if !hits.matched(i) {
                 continue;
             }
-            let masked = pattern.replace_all(&out, self.mask(i)).into_owned();
+            let masked = pattern.get().replace_all(&out, self.mask(i)).into_owned();
             hits = any.matches(&masked);
             out = Cow::Owned(masked);
         }
@@ -290,7 +318,7 @@ impl Redactor {
             if !hits.matched(i) {
                 continue;
             }
-            for c in pattern.captures_iter(text) {
+            for c in pattern.get().captures_iter(text) {
                 let secret = self.mask(i).secret_of(&c).map(|(_, secret)| secret);
                 // Not a word or two that happen to follow a key: only what could be a secret.
                 if let Some(s) = secret.filter(|s| s.len() >= MIN_QUOTED_SECRET) {
