@@ -3,7 +3,7 @@
 //! the log shipper need the failure, not the secret. Pure.
 
 use std::borrow::Cow;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use regex::{Regex, RegexBuilder};
 use serde::Deserialize;
@@ -231,7 +231,8 @@ fn compile(pattern: &str) -> Result<Regex, regex::Error> {
 /// The compiled patterns.
 #[derive(Debug, Clone, Default)]
 pub struct Redactor {
-    patterns: Vec<Pattern>,
+    /// Shared by the clones (the settings', each rewriter's), which then compile each once.
+    patterns: Arc<[Pattern]>,
     /// How many of `patterns`, first, are the shipped ones.
     shipped: usize,
     /// All patterns at once: most texts hold no secret, and one scan tells.
@@ -261,7 +262,7 @@ impl Redactor {
         });
         let patterns = shipped
             .chain(yours)
-            .collect::<Result<Vec<Pattern>, String>>()?;
+            .collect::<Result<Arc<[Pattern]>, String>>()?;
         let any = regex::RegexSet::new(patterns.iter().map(|p| &p.text))
             .map_err(|e| format!("the redaction patterns do not compile together: {e}"))?;
         Ok(Redactor {
