@@ -285,3 +285,42 @@ fn a_request_sent_while_a_restart_waits_is_answered_when_the_proxy_is_stopped() 
     assert!(ping["error"]["message"].is_string(), "{ping}");
     p.wait();
 }
+
+#[test]
+fn a_client_that_leaves_while_a_restart_waits_ends_it_with_the_servers_status() {
+    let (_cfg, config) = config("[restart]\nattempts = 1\nbackoff_ms = 3000\n");
+    let mut p = Running::proxy(&["--config", &config]);
+    let crashed = p.call(json!(1), "crash", json!({"code": 3}));
+    assert_eq!(canonical(&crashed)["isRetryable"], true);
+    let left = std::time::Instant::now();
+    p.close_stdin();
+    let status = p.wait();
+    assert_eq!(status.code(), Some(3), "the crashed server's status");
+    assert!(
+        left.elapsed() < Duration::from_secs(2),
+        "no new server for nobody: {:?}",
+        left.elapsed()
+    );
+}
+
+#[test]
+fn a_client_that_leaves_a_request_waiting_for_the_restart_gets_it_answered() {
+    let (_cfg, config) = config("[restart]\nattempts = 1\nbackoff_ms = 3000\n");
+    let mut p = Running::proxy(&["--config", &config]);
+    p.call(json!(1), "crash", json!({"code": 3}));
+    p.send(r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"n":2}}}"#);
+    let left = std::time::Instant::now();
+    p.close_stdin();
+    let answer = p.recv();
+    assert_eq!(answer["id"], 2);
+    assert_eq!(
+        answer["result"]["content"][0]["text"], r#"{"n":2}"#,
+        "{answer}"
+    );
+    assert!(
+        left.elapsed() < Duration::from_secs(2),
+        "the new server starts at once: {:?}",
+        left.elapsed()
+    );
+    assert_eq!(p.wait().code(), Some(0));
+}

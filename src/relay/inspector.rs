@@ -134,6 +134,11 @@ impl Inspector {
         self.session.lock().expect("session lock")
     }
 
+    /// How many requests wait for an answer.
+    pub fn waiting(&self) -> usize {
+        self.session().pending_len()
+    }
+
     /// A line from the client. It goes to the upstream unchanged, unless the tool's circuit
     /// breaker is open (then the proxy answers at once).
     pub fn client_line(&self, line: Vec<u8>) -> Effects {

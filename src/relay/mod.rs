@@ -149,11 +149,21 @@ pub async fn run(
             backoff.as_millis()
         );
         // A signal to the whole process group may arrive just after the upstream died of it.
+        // A client that leaves meanwhile needs a new server only for requests it left waiting:
+        // then it starts at once, answers them, and is closed.
         let stopped = tokio::select! {
             _ = tokio::time::sleep(backoff) => false,
             (_, name) = signals.next_stop() => {
                 tracing::info!("{name} while restarting: not restarting");
                 true
+            }
+            _ = io.client_closed.notified(), if !client_closed => {
+                client_closed = true;
+                let waiting = inspector.waiting();
+                if waiting == 0 {
+                    tracing::info!("the client left while restarting: not restarting");
+                }
+                waiting == 0
             }
         };
         if stopped {
