@@ -21,7 +21,8 @@
 //!
 //! A thin I/O shell:
 //! - [`relay`]: the pumps between client and upstream, retry timers, the one thread that
-//!   enforces time limits, and the upstream's lifecycle (shutdown ladder, restart). Its
+//!   enforces time limits, the server's stderr copied (masked) to ours, and the upstream's
+//!   lifecycle (shutdown ladder, restart). Its
 //!   [`relay::Inspector`] holds the per-line decisions (session, rewrite, retries, timeouts,
 //!   breakers) as values, apart from any I/O.
 //! - [`upstream`]: spawning the server (no shell), signals, exit statuses.

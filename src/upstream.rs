@@ -7,7 +7,8 @@ use std::process::{ExitStatus, Stdio};
 
 use tokio::process::{Child, Command};
 
-/// Starts the server with piped stdin and stdout; its stderr is ours (the client's log).
+/// Starts the server with its stdin, stdout and stderr piped (its stderr is copied to ours, the
+/// client's log, by `relay`).
 pub fn spawn(command: &[String], env: &BTreeMap<String, String>) -> io::Result<Child> {
     let (program, args) = command
         .split_first()
@@ -17,7 +18,7 @@ pub fn spawn(command: &[String], env: &BTreeMap<String, String>) -> io::Result<C
         .envs(env)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::inherit());
+        .stderr(Stdio::piped());
     #[cfg(target_os = "linux")]
     // SAFETY: prctl is async-signal-safe and touches no memory of the parent. The proxy runs a
     // current-thread runtime, so the thread that forks lives as long as the proxy, which is what

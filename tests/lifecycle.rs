@@ -324,3 +324,28 @@ fn a_client_that_leaves_a_request_waiting_for_the_restart_gets_it_answered() {
     );
     assert_eq!(p.wait().code(), Some(0));
 }
+
+#[test]
+fn the_servers_stderr_reaches_the_log_masked_and_whole() {
+    let mut p = Running::start(Options {
+        env: &[(
+            "FIXTURE_STDERR_BANNER",
+            "connecting to postgres://app:pa55w0rd@db:5432/x with \u{1b}[32mcolour\u{1b}[0m",
+        )],
+        ..Options::default()
+    });
+    p.initialize();
+    // Its last words before it dies are not lost to the proxy's exit.
+    p.send(r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"crash","arguments":{"code":4}}}"#);
+    assert_eq!(p.recv()["id"], 9);
+    assert_eq!(p.wait().code(), Some(4));
+    let log = p.stderr();
+    assert!(!log.contains("pa55w0rd"), "{log}");
+    assert!(
+        log.contains(
+            "connecting to postgres://app:[REDACTED]@db:5432/x with \u{1b}[32mcolour\u{1b}[0m\n"
+        ),
+        "{log}"
+    );
+    assert!(log.contains("crashing with status 4\n"), "{log}");
+}

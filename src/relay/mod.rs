@@ -17,6 +17,7 @@ mod inspector;
 mod lines;
 mod pumps;
 mod scan;
+mod stderr;
 
 use std::io::Write;
 use std::os::fd::OwnedFd;
@@ -69,7 +70,8 @@ pub async fn run(
         program: command.first().cloned().unwrap_or_default(),
         source,
     };
-    let (mut child, stdin, stdout) = start(command, &settings).map_err(cannot_start)?;
+    let (mut child, stdin, stdout, stderr_done) =
+        start(command, &settings).map_err(cannot_start)?;
     // A server's arguments often carry a database URL or a key: logged masked.
     let shown: Vec<_> = command.iter().map(|a| settings.redactor.text(a)).collect();
     tracing::info!(command = ?shown, pid = child.id(), "upstream started");
@@ -97,7 +99,7 @@ pub async fn run(
     }
     let mut generation = 1;
     io.upstream.attach(stdin, generation);
-    let mut reader = Reader::start(&io, stdout);
+    let mut reader = Reader::start(&io, stdout, stderr_done);
     let client = io.clone();
     std::thread::Builder::new()
         .name("mcp-errnorm-client".into())
@@ -127,6 +129,9 @@ pub async fn run(
             // A grandchild may hold the pipe open; what it writes now belongs to nobody.
             reader.retire();
         }
+        // A crashing server's last words are on stderr: they reach the log before the proxy
+        // moves on (or ends), unless a grandchild holds the pipe open.
+        let _ = timeout(DRAIN_WAIT, &mut reader.stderr_done).await;
         let gone = how.clone();
         let settled =
             off_thread_within(DRAIN_WAIT, "settle", &io, move |io| io.upstream_gone(&gone)).await;
@@ -196,8 +201,12 @@ pub async fn run(
     Ok(upstream::exit_code(status))
 }
 
-/// Spawns the upstream and takes its pipes, for blocking I/O on the pumps' threads.
-fn start(command: &[String], settings: &Settings) -> std::io::Result<(Child, OwnedFd, OwnedFd)> {
+/// Spawns the upstream and takes its pipes, for blocking I/O on the pumps' threads; its stderr
+/// is copied to ours on a thread of its own, which says when it is done.
+fn start(
+    command: &[String],
+    settings: &Settings,
+) -> std::io::Result<(Child, OwnedFd, OwnedFd, oneshot::Receiver<()>)> {
     let mut child = upstream::spawn(command, &settings.env)?;
     let stdin = child
         .stdin
@@ -209,7 +218,17 @@ fn start(command: &[String], settings: &Settings) -> std::io::Result<(Child, Own
         .take()
         .expect("stdout is piped")
         .into_owned_fd()?;
-    Ok((child, stdin, stdout))
+    let stderr = child
+        .stderr
+        .take()
+        .expect("stderr is piped")
+        .into_owned_fd()?;
+    let (done, stderr_done) = oneshot::channel();
+    let redactor = settings.redactor.clone();
+    std::thread::Builder::new()
+        .name("mcp-errnorm-stderr".into())
+        .spawn(move || stderr::copy(stderr, redactor, done))?;
+    Ok((child, stdin, stdout, stderr_done))
 }
 
 /// Runs `work` on a thread of its own and waits for it at most `limit`; whether it finished.
@@ -232,10 +251,12 @@ struct Reader {
     ended: oneshot::Receiver<PumpEnd>,
     retired: Arc<AtomicBool>,
     done: bool,
+    /// Told when the upstream's stderr is copied to the end.
+    stderr_done: oneshot::Receiver<()>,
 }
 
 impl Reader {
-    fn start(io: &Arc<Io>, stdout: OwnedFd) -> Reader {
+    fn start(io: &Arc<Io>, stdout: OwnedFd, stderr_done: oneshot::Receiver<()>) -> Reader {
         let (tell, ended) = oneshot::channel();
         let retired = Arc::new(AtomicBool::new(false));
         let (pump_io, pump_retired) = (io.clone(), retired.clone());
@@ -250,6 +271,7 @@ impl Reader {
             ended,
             retired,
             done: false,
+            stderr_done,
         }
     }
 
@@ -355,14 +377,14 @@ async fn restart(
     generation: u64,
     signals: &mut Signals,
 ) -> Option<(Child, Reader)> {
-    let (mut child, stdin, stdout) = match start(command, settings) {
+    let (mut child, stdin, stdout, stderr_done) = match start(command, settings) {
         Ok(started) => started,
         Err(e) => {
             tracing::error!("cannot restart the upstream: {e}");
             return None;
         }
     };
-    let reader = Reader::start(io, stdout);
+    let reader = Reader::start(io, stdout, stderr_done);
     let mut stdin = std::fs::File::from(stdin);
     if let Some((line, answered)) = io.inspector.replay_initialize() {
         // Written from here: a fresh pipe takes two short lines without waiting.

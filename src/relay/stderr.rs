@@ -1,0 +1,72 @@
+//! The server's stderr, copied to the proxy's own with secrets masked: both go to the client's
+//! log (or its terminal), where a database URL the server prints on start would otherwise sit
+//! in clear beside the proxy's masked lines.
+//!
+//! Line by line, and at most [`PIECE`] at a time, so a line that never ends is copied in
+//! pieces; lines with no secret go out as their bytes came. Copying never stops before the
+//! server closes stderr, even when the proxy's own stderr is gone: a server blocked on a full
+//! stderr pipe would hang.
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::fd::OwnedFd;
+
+use tokio::sync::oneshot;
+
+use crate::redact::Redactor;
+
+/// The most of a line held before it is copied on.
+const PIECE: u64 = 64 << 10;
+
+/// Copies `from` to our stderr until it closes, then says so through `done`.
+pub(super) fn copy(from: OwnedFd, redactor: Redactor, done: oneshot::Sender<()>) {
+    copy_lines(
+        BufReader::new(File::from(from)),
+        std::io::stderr(),
+        &redactor,
+    );
+    let _ = done.send(());
+}
+
+fn copy_lines(mut from: impl BufRead, mut to: impl Write, redactor: &Redactor) {
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        match (&mut from).take(PIECE).read_until(b'\n', &mut line) {
+            Ok(0) | Err(_) => return,
+            Ok(_) => {}
+        }
+        let text = String::from_utf8_lossy(&line);
+        let written = if redactor.finds_any(&text) {
+            to.write_all(redactor.text(&text).as_bytes())
+        } else {
+            to.write_all(&line)
+        };
+        // Nowhere to write any more: the server's lines still have to be taken.
+        let _ = written.and_then(|()| to.flush());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secrets_are_masked_and_every_other_byte_is_kept() {
+        let input: &[u8] = b"starting \x1b[32mok\x1b[0m\nconnecting to postgres://app:pa55w0rd@db/x\n\xff raw\nno newline at the end";
+        let mut out = Vec::new();
+        copy_lines(input, &mut out, &Redactor::defaults());
+        assert_eq!(
+            out,
+            b"starting \x1b[32mok\x1b[0m\nconnecting to postgres://app:[REDACTED]@db/x\n\xff raw\nno newline at the end"
+        );
+    }
+
+    #[test]
+    fn a_line_that_never_ends_is_copied_in_pieces() {
+        let input = vec![b'a'; 3 * PIECE as usize + 5];
+        let mut out = Vec::new();
+        copy_lines(&input[..], &mut out, &Redactor::defaults());
+        assert_eq!(out, input);
+    }
+}
