@@ -210,7 +210,9 @@ fn a_server_behind_a_wrapper_is_not_left_behind() {
     // it would hang this test instead of failing it.
     p.close_stdin();
     let status = p.wait();
-    assert_eq!(status.code(), Some(128 + libc::SIGTERM), "{status:?}");
+    // The server gets SIGTERM first (deepest first), then the shell; on a loaded machine the
+    // shell may finish its `echo` and exit 0 in between.
+    assert!(matches!(status.code(), Some(0) | Some(143)), "{status:?}");
     // Gone, or a zombie nobody has reaped yet (in a container, pid 1 may never reap it).
     let running = |pid: i32| {
         std::fs::read_to_string(format!("/proc/{pid}/stat"))

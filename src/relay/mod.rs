@@ -110,9 +110,9 @@ pub async fn run(
     let mut client_closed = false;
     let mut restarts_left = settings.restart.attempts;
     let mut backoff = Duration::from_millis(settings.restart.backoff_ms);
-    // The status the proxy ends with, and how the last server went when a restart was given up
-    // after the client's requests started waiting for it.
-    let (status, abandoned) = loop {
+    // The status the proxy ends with, how the last server went, and whether a restart was
+    // given up after the client's requests started waiting for it.
+    let (status, how, abandoned) = loop {
         let end = supervise(
             &io,
             &mut child,
@@ -124,21 +124,28 @@ pub async fn run(
         )
         .await;
         let how = upstream::describe(end.status);
-        tracing::info!("upstream {how}");
         if !reader.done && timeout(DRAIN_WAIT, reader.ended()).await.is_err() {
             // A grandchild may hold the pipe open; what it writes now belongs to nobody.
             reader.retire();
+        } else {
+            // A crashing server's last words are on stderr: they reach the log before the
+            // proxy moves on (or ends). Not waited for when a grandchild holds its stdout: it
+            // holds stderr too.
+            let _ = timeout(DRAIN_WAIT, &mut reader.stderr_done).await;
         }
-        // A crashing server's last words are on stderr: they reach the log before the proxy
-        // moves on (or ends), unless a grandchild holds the pipe open.
-        let _ = timeout(DRAIN_WAIT, &mut reader.stderr_done).await;
+        tracing::info!("upstream {how}");
         let gone = how.clone();
         let settled =
             off_thread_within(DRAIN_WAIT, "settle", &io, move |io| io.upstream_gone(&gone)).await;
+        // A client that left needs a new server only for requests it left waiting (taken
+        // after the settle, while the upstream was being replaced).
         let client_left = client_closed || io.client_eof.load(Ordering::SeqCst);
-        let stop = client_left || end.stopping || end.client_gone || restarts_left == 0;
+        let stop = (client_left && inspector.waiting() == 0)
+            || end.stopping
+            || end.client_gone
+            || restarts_left == 0;
         if stop {
-            break (end.status, None);
+            break (end.status, how, false);
         }
         if !settled {
             // The client pump holds the upstream's end (a huge line from a slow client): a new
@@ -146,7 +153,7 @@ pub async fn run(
             tracing::error!(
                 "could not settle the requests of the exited upstream in time: not restarting"
             );
-            break (end.status, None);
+            break (end.status, how, false);
         }
         restarts_left -= 1;
         tracing::warn!(
@@ -172,7 +179,7 @@ pub async fn run(
             }
         };
         if stopped {
-            break (end.status, Some(how));
+            break (end.status, how, true);
         }
         backoff = backoff.saturating_mul(2);
         generation += 1;
@@ -181,13 +188,18 @@ pub async fn run(
                 child = new_child;
                 reader = new_reader;
             }
-            None => break (end.status, Some(how)),
+            None => break (end.status, how, true),
         }
     };
-    // Requests the client sent while a restart waited are still open if it never came (a stop
-    // signal meanwhile, a server that could not start).
-    if let Some(how) = abandoned {
-        let how = format!("{how} and was not restarted");
+    // Requests the client sent after the last settle are still open: while a restart waited
+    // that never came (a stop signal meanwhile, a server that could not start), or just after
+    // the server died when no restart follows.
+    if inspector.waiting() > 0 {
+        let how = if abandoned {
+            format!("{how} and was not restarted")
+        } else {
+            how
+        };
         off_thread_within(DRAIN_WAIT, "settle", &io, move |io| io.upstream_gone(&how)).await;
     }
     tracing::info!("{}", inspector.stats.summary());

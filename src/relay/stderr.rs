@@ -15,8 +15,11 @@ use tokio::sync::oneshot;
 
 use crate::redact::Redactor;
 
-/// The most of a line held before it is copied on.
-const PIECE: u64 = 64 << 10;
+/// The most of a line held before it is copied on (a secret cut in two is not found).
+const PIECE: u64 = 1 << 20;
+/// The most of a private key's lines held together so that its pattern (BEGIN to END) sees
+/// them all.
+const KEY_BLOCK: usize = 64 << 10;
 
 /// Copies `from` to our stderr until it closes, then says so through `done`.
 pub(super) fn copy(from: OwnedFd, redactor: Redactor, done: oneshot::Sender<()>) {
@@ -36,6 +39,15 @@ fn copy_lines(mut from: impl BufRead, mut to: impl Write, redactor: &Redactor) {
             Ok(0) | Err(_) => return,
             Ok(_) => {}
         }
+        // A private key spans lines: they are masked together, BEGIN to END.
+        if contains(&line, b"-----BEGIN ") && contains(&line, b"PRIVATE KEY") {
+            while !contains(&line, b"-----END ") && line.len() < KEY_BLOCK {
+                match (&mut from).take(PIECE).read_until(b'\n', &mut line) {
+                    Ok(0) | Err(_) => break,
+                    Ok(_) => {}
+                }
+            }
+        }
         let text = String::from_utf8_lossy(&line);
         let written = if redactor.finds_any(&text) {
             to.write_all(redactor.text(&text).as_bytes())
@@ -45,6 +57,10 @@ fn copy_lines(mut from: impl BufRead, mut to: impl Write, redactor: &Redactor) {
         // Nowhere to write any more: the server's lines still have to be taken.
         let _ = written.and_then(|()| to.flush());
     }
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    memchr::memmem::find(haystack, needle).is_some()
 }
 
 #[cfg(test)]
@@ -60,6 +76,14 @@ mod tests {
             out,
             b"starting \x1b[32mok\x1b[0m\nconnecting to postgres://app:[REDACTED]@db/x\n\xff raw\nno newline at the end"
         );
+    }
+
+    #[test]
+    fn a_private_key_over_several_lines_is_masked_whole() {
+        let input: &[u8] = b"loaded key\n-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA\nx5Qz9abc\n-----END RSA PRIVATE KEY-----\nready\n";
+        let mut out = Vec::new();
+        copy_lines(input, &mut out, &Redactor::defaults());
+        assert_eq!(out, b"loaded key\n[REDACTED]\nready\n");
     }
 
     #[test]
