@@ -501,23 +501,17 @@ impl Session {
     /// What becomes of the upstream's `notifications/progress` with these params: as it came,
     /// unless it belongs to a call the proxy retried ([`Progress`]).
     pub fn upstream_progress(&mut self, params: Option<&RawValue>) -> ProgressLine {
-        let call = parse::<ProgressToken>(params)
+        let kind = parse::<ProgressToken>(params)
             .and_then(|p| IdKey::new(p.token))
             .and_then(|token| self.progress.get(&token))
             .and_then(|seq| self.calls.get(seq))
-            .and_then(|key| self.pending.get_mut(key));
-        match (call, params) {
-            (
-                Some(Pending {
-                    kind:
-                        PendingKind::ToolCall(ToolCall {
-                            progress: Some(progress),
-                            ..
-                        }),
-                    ..
-                }),
-                Some(params),
-            ) => progress.notify(params),
+            .and_then(|key| self.pending.get_mut(key))
+            .map(|pending| &mut pending.kind);
+        match (kind, params) {
+            (Some(PendingKind::ToolCall(call)), Some(params)) => call
+                .progress
+                .as_mut()
+                .map_or(ProgressLine::Pass, |progress| progress.notify(params)),
             _ => ProgressLine::Pass,
         }
     }

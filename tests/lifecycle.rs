@@ -258,12 +258,22 @@ fn a_restarted_server_that_dies_at_once_does_not_stall_the_proxy() {
     );
 }
 
-#[test]
-fn a_request_sent_while_a_restart_waits_is_answered_when_the_proxy_is_stopped() {
-    let (_cfg, config) = config("[restart]\nattempts = 1\nbackoff_ms = 2000\n");
+/// A proxy with one restart after `backoff_ms`, whose server has just crashed with status 3 and
+/// whose call got its transient error; the restart now waits out its backoff.
+fn crashed_awaiting_restart(backoff_ms: u64) -> (tempfile::TempDir, Running) {
+    let (cfg, config) = config(&format!(
+        "[restart]\nattempts = 1\nbackoff_ms = {backoff_ms}\n"
+    ));
     let mut p = Running::proxy(&["--config", &config]);
     let crashed = p.call(json!(1), "crash", json!({"code": 3}));
     assert_eq!(canonical(&crashed)["errorCode"], "SYSTEM_UNAVAILABLE");
+    assert_eq!(canonical(&crashed)["isRetryable"], true);
+    (cfg, p)
+}
+
+#[test]
+fn a_request_sent_while_a_restart_waits_is_answered_when_the_proxy_is_stopped() {
+    let (_cfg, mut p) = crashed_awaiting_restart(2000);
     // The restart waits out its backoff: this request is held for the next server...
     p.send(
         r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{}}}"#,
@@ -290,10 +300,7 @@ fn a_request_sent_while_a_restart_waits_is_answered_when_the_proxy_is_stopped() 
 
 #[test]
 fn a_client_that_leaves_while_a_restart_waits_ends_it_with_the_servers_status() {
-    let (_cfg, config) = config("[restart]\nattempts = 1\nbackoff_ms = 3000\n");
-    let mut p = Running::proxy(&["--config", &config]);
-    let crashed = p.call(json!(1), "crash", json!({"code": 3}));
-    assert_eq!(canonical(&crashed)["isRetryable"], true);
+    let (_cfg, mut p) = crashed_awaiting_restart(3000);
     let left = std::time::Instant::now();
     p.close_stdin();
     let status = p.wait();
@@ -307,9 +314,7 @@ fn a_client_that_leaves_while_a_restart_waits_ends_it_with_the_servers_status() 
 
 #[test]
 fn a_client_that_leaves_a_request_waiting_for_the_restart_gets_it_answered() {
-    let (_cfg, config) = config("[restart]\nattempts = 1\nbackoff_ms = 3000\n");
-    let mut p = Running::proxy(&["--config", &config]);
-    p.call(json!(1), "crash", json!({"code": 3}));
+    let (_cfg, mut p) = crashed_awaiting_restart(3000);
     p.send(r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"n":2}}}"#);
     let left = std::time::Instant::now();
     p.close_stdin();

@@ -152,12 +152,23 @@ pub fn is_wrapped(command: &str, args: &[Value], own: Option<&str>) -> bool {
         && args.iter().any(|a| a.as_str() == Some("--"))
 }
 
-/// Edits every chosen server of `src` (all when `select` is empty).
-pub fn apply(src: &str, action: &Action, select: &[String]) -> Result<Outcome, EditError> {
-    apply_as(src, action, select, None)
+impl Action {
+    /// The binary an install wraps servers with.
+    pub fn program(&self) -> Option<&str> {
+        match self {
+            Action::Install(w) => Some(&w.program),
+            Action::Uninstall => None,
+        }
+    }
 }
 
-/// [`apply`], for the binary at `own`: servers it wraps count as wrapped whatever its name.
+/// Edits every chosen server of `src` (all when `select` is empty).
+pub fn apply(src: &str, action: &Action, select: &[String]) -> Result<Outcome, EditError> {
+    apply_as(src, action, select, action.program())
+}
+
+/// [`apply`], for the binary at `own` (this one): servers it wraps count as wrapped whatever
+/// its name.
 pub fn apply_as(
     src: &str,
     action: &Action,
@@ -344,10 +355,6 @@ fn edit_server(
         }
     }
     let values: Vec<Value> = items.iter().map(|n| n.to_value(src)).collect();
-    let own = match action {
-        Action::Install(w) => Some(w.program.as_str()),
-        Action::Uninstall => own,
-    };
     let wrapped = is_wrapped(command_str, &values, own);
     let raw = |n: &Node| src[n.span.clone()].to_owned();
     // Where the original command is in a wrapped server's args.

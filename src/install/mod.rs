@@ -118,7 +118,7 @@ pub fn install(args: &InstallArgs) -> i32 {
         &action,
         &args.servers,
         args.dry_run,
-        None,
+        action.program(),
     ))
 }
 
@@ -295,6 +295,8 @@ fn backup_path(path: &Path) -> PathBuf {
     PathBuf::from(name)
 }
 
+/// Carries out `action` on the chosen servers of the client's files; `own` is this binary's
+/// path, by which the servers it wraps are known whatever its name.
 fn run(
     env: &Env,
     client: Option<&str>,
@@ -304,10 +306,6 @@ fn run(
     own: Option<&str>,
 ) -> Result<(), Failure> {
     let targets = targets(env, client)?;
-    let own = match action {
-        Action::Install(w) => Some(w.program.as_str()),
-        Action::Uninstall => own,
-    };
 
     // Read and edit everything first: any problem anywhere, and nothing is written.
     let mut planned = Vec::new();
