@@ -103,7 +103,8 @@ pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
     (line, col)
 }
 
-fn floor_char_boundary(text: &str, mut offset: usize) -> usize {
+/// The largest char boundary of `text` at or before `offset` (at most `text.len()`).
+pub(crate) fn floor_char_boundary(text: &str, mut offset: usize) -> usize {
     while !text.is_char_boundary(offset) {
         offset -= 1;
     }

@@ -411,7 +411,7 @@ mod tests {
                     "error_message": e.message,
                     "retry_recommended": e.retryable,
                     "retry_after_seconds": e.retry_after_seconds
-                        .or(e.retryable.then(|| 1u64 << (e.attempts.clamp(1, 7) - 1))),
+                        .or(e.retryable.then(|| backoff(e.attempts))),
                     "error_category": e.category,
                     "user_message": e.user_message,
                     "alternatives": e.alternatives,

@@ -17,6 +17,7 @@ use serde_json::{json, Map, Value};
 mod plain;
 
 use crate::classify::{classify, Verdict};
+use crate::diagnostic::floor_char_boundary;
 use crate::redact::{QueryDetail, Redactor};
 use crate::render::{AttemptedQuery, OriginalError, Profile, StructuredError, META_KEY};
 use crate::rules::{Failure, RuleSet};
@@ -492,11 +493,7 @@ const QUERY_BYTES: usize = 8 << 10;
 /// longer one the patterns know.
 fn shorten(arguments: &mut Value, redactor: &Redactor) {
     fn head(s: &str, bytes: usize) -> &str {
-        let mut cut = bytes.min(s.len());
-        while !s.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        &s[..cut]
+        &s[..floor_char_boundary(s, bytes.min(s.len()))]
     }
     fn strings(v: &mut Value, redactor: &Redactor) {
         match v {
