@@ -75,7 +75,8 @@ pub struct RunArgs {
     /// Log format: text, or json (one JSON object a line, for log shippers).
     #[arg(long, value_enum, value_name = "FORMAT")]
     pub log_format: Option<LogFormat>,
-    /// Append the log to FILE instead of stderr (for clients that discard stderr).
+    /// Append the log to FILE instead of stderr (for clients that discard stderr); the server's
+    /// stderr is logged there too.
     #[arg(long, value_name = "FILE")]
     pub log_file: Option<PathBuf>,
     /// The MCP server to run, after `--`.

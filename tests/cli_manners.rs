@@ -99,6 +99,43 @@ fn json_logs_go_to_the_log_file_never_to_stdout() {
 }
 
 #[test]
+fn the_servers_stderr_reaches_the_log_file_masked_and_stays_on_stderr() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("proxy.log");
+    let (code, stdout, stderr) = run(&[
+        "--log-format",
+        "json",
+        "--log-file",
+        log.to_str().unwrap(),
+        "--",
+        "sh",
+        "-c",
+        "echo 'connecting to postgres://app:pa55w0rd@db/x' >&2; echo 'fatal: out of cheese' >&2; exit 3",
+    ]);
+    assert_eq!(code, Some(3), "{stderr}");
+    assert!(stdout.is_empty(), "{stdout}");
+    assert_eq!(
+        stderr,
+        "connecting to postgres://app:[REDACTED]@db/x\nfatal: out of cheese\n"
+    );
+    let text = std::fs::read_to_string(&log).unwrap();
+    let from_server: Vec<String> = text
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|v| v["fields"]["stream"] == "server stderr")
+        .map(|v| v["fields"]["message"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(
+        from_server,
+        [
+            "connecting to postgres://app:[REDACTED]@db/x",
+            "fatal: out of cheese"
+        ],
+        "{text}"
+    );
+}
+
+#[test]
 fn log_settings_come_from_the_config_file_too() {
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("c.toml");

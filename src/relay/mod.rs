@@ -214,7 +214,8 @@ pub async fn run(
 }
 
 /// Spawns the upstream and takes its pipes, for blocking I/O on the pumps' threads; its stderr
-/// is copied to ours on a thread of its own, which says when it is done.
+/// is copied to ours (and to the log file, if any) on a thread of its own, which says when it
+/// is done.
 fn start(
     command: &[String],
     settings: &Settings,
@@ -237,9 +238,10 @@ fn start(
         .into_owned_fd()?;
     let (done, stderr_done) = oneshot::channel();
     let redactor = settings.redactor.clone();
+    let to_log = settings.log_file.is_some();
     std::thread::Builder::new()
         .name("mcp-errnorm-stderr".into())
-        .spawn(move || stderr::copy(stderr, redactor, done))?;
+        .spawn(move || stderr::copy(stderr, redactor, to_log, done))?;
     Ok((child, stdin, stdout, stderr_done))
 }
 

@@ -6,6 +6,10 @@
 //! pieces; lines with no secret go out as their bytes came. Copying never stops before the
 //! server closes stderr, even when the proxy's own stderr is gone: a server blocked on a full
 //! stderr pipe would hang.
+//!
+//! With a log file (`--log-file`, for clients that discard stderr) each line also goes to the
+//! proxy's log, masked alike, as an event of its own: the server's last words before a crash
+//! are what that log is read for.
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -21,17 +25,26 @@ const PIECE: u64 = 1 << 20;
 /// them all.
 const KEY_BLOCK: usize = 64 << 10;
 
-/// Copies `from` to our stderr until it closes, then says so through `done`.
-pub(super) fn copy(from: OwnedFd, redactor: Redactor, done: oneshot::Sender<()>) {
+/// Copies `from` to our stderr until it closes, then says so through `done`; also to the log
+/// when it goes to a file (`to_log`).
+pub(super) fn copy(from: OwnedFd, redactor: Redactor, to_log: bool, done: oneshot::Sender<()>) {
+    let log = |line: &str| tracing::info!(stream = "server stderr", "{line}");
     copy_lines(
         BufReader::new(File::from(from)),
         std::io::stderr(),
         &redactor,
+        to_log.then_some(&log),
     );
     let _ = done.send(());
 }
 
-fn copy_lines(mut from: impl BufRead, mut to: impl Write, redactor: &Redactor) {
+/// Copies line by line, each also given to `log` (masked, without its line end) if any.
+fn copy_lines(
+    mut from: impl BufRead,
+    mut to: impl Write,
+    redactor: &Redactor,
+    log: Option<&dyn Fn(&str)>,
+) {
     let mut line = Vec::new();
     loop {
         line.clear();
@@ -49,11 +62,15 @@ fn copy_lines(mut from: impl BufRead, mut to: impl Write, redactor: &Redactor) {
             }
         }
         let text = String::from_utf8_lossy(&line);
-        let written = if redactor.finds_any(&text) {
-            to.write_all(redactor.text(&text).as_bytes())
-        } else {
-            to.write_all(&line)
+        let masked = redactor.finds_any(&text).then(|| redactor.text(&text));
+        let written = match &masked {
+            Some(masked) => to.write_all(masked.as_bytes()),
+            None => to.write_all(&line),
         };
+        if let Some(log) = log {
+            let shown = masked.as_deref().unwrap_or(&text);
+            log(shown.trim_end_matches(['\n', '\r']));
+        }
         // Nowhere to write any more: the server's lines still have to be taken.
         let _ = written.and_then(|()| to.flush());
     }
@@ -71,7 +88,7 @@ mod tests {
     fn secrets_are_masked_and_every_other_byte_is_kept() {
         let input: &[u8] = b"starting \x1b[32mok\x1b[0m\nconnecting to postgres://app:pa55w0rd@db/x\n\xff raw\nno newline at the end";
         let mut out = Vec::new();
-        copy_lines(input, &mut out, &Redactor::defaults());
+        copy_lines(input, &mut out, &Redactor::defaults(), None);
         assert_eq!(
             out,
             b"starting \x1b[32mok\x1b[0m\nconnecting to postgres://app:[REDACTED]@db/x\n\xff raw\nno newline at the end"
@@ -82,7 +99,7 @@ mod tests {
     fn a_private_key_over_several_lines_is_masked_whole() {
         let input: &[u8] = b"loaded key\n-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA\nx5Qz9abc\n-----END RSA PRIVATE KEY-----\nready\n";
         let mut out = Vec::new();
-        copy_lines(input, &mut out, &Redactor::defaults());
+        copy_lines(input, &mut out, &Redactor::defaults(), None);
         assert_eq!(out, b"loaded key\n[REDACTED]\nready\n");
     }
 
@@ -90,7 +107,25 @@ mod tests {
     fn a_line_that_never_ends_is_copied_in_pieces() {
         let input = vec![b'a'; 3 * PIECE as usize + 5];
         let mut out = Vec::new();
-        copy_lines(&input[..], &mut out, &Redactor::defaults());
+        copy_lines(&input[..], &mut out, &Redactor::defaults(), None);
         assert_eq!(out, input);
+    }
+
+    #[test]
+    fn with_a_log_each_line_is_logged_masked_without_its_line_end() {
+        let input: &[u8] = b"starting\r\nDATABASE_URL=postgres://app:pa55w0rd@db/x\nlast words";
+        let logged = std::cell::RefCell::new(Vec::new());
+        let log = |line: &str| logged.borrow_mut().push(line.to_owned());
+        let mut out = Vec::new();
+        copy_lines(input, &mut out, &Redactor::defaults(), Some(&log));
+        assert_eq!(
+            logged.into_inner(),
+            [
+                "starting",
+                "DATABASE_URL=postgres://app:[REDACTED]@db/x",
+                "last words"
+            ]
+        );
+        assert!(!String::from_utf8_lossy(&out).contains("pa55w0rd"));
     }
 }
