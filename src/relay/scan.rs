@@ -4,8 +4,9 @@
 
 /// The longest id [`IdScanner`] keeps: no id worth matching is longer.
 const MAX_ID: usize = 1024;
-/// How much of a key [`IdScanner`] keeps: keys are only compared with short names.
-const MAX_KEY: usize = 16;
+/// How much of a key [`IdScanner`] keeps: keys are only compared with short names, which fit
+/// even written all in escapes (`"\u006d..."` for `method`).
+const MAX_KEY: usize = 48;
 
 /// Where the scanner is in the top-level object.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -75,12 +76,15 @@ impl IdScanner {
             } else if b == b'"' {
                 self.in_string = false;
                 if top && self.state == State::InKey {
-                    match self.key.as_slice() {
+                    let key = unescaped(&self.key);
+                    let key = key.as_deref().unwrap_or(&self.key);
+                    let is_id = key == b"id";
+                    match key {
                         b"method" => self.has_method = true,
                         b"result" | b"error" => self.has_outcome = true,
                         _ => {}
                     }
-                    self.state = State::Colon(self.key == b"id");
+                    self.state = State::Colon(is_id);
                     return;
                 }
             }
@@ -148,6 +152,18 @@ impl IdScanner {
     pub fn is_answer(&self) -> bool {
         self.has_outcome && !self.has_method && !self.array
     }
+}
+
+/// A key with escapes, as JSON reads it (`"\u0069d"` is `id`, as serde and every client read
+/// it); `None` when it has none, or is cut at [`MAX_KEY`] and so matches no name anyway.
+fn unescaped(raw: &[u8]) -> Option<Vec<u8>> {
+    if !raw.contains(&b'\\') {
+        return None;
+    }
+    let quoted = [&b"\""[..], raw, b"\""].concat();
+    serde_json::from_slice::<String>(&quoted)
+        .ok()
+        .map(String::into_bytes)
 }
 
 /// Whether a needle occurs in bytes fed in chunks, across the cuts.
@@ -252,6 +268,20 @@ mod tests {
     }
 
     #[test]
+    fn keys_are_read_with_their_escapes_as_json_means_them() {
+        let line = r#"{"jsonrpc":"2.0","\u0069d":7,"\u0072\u0065\u0073\u0075\u006c\u0074":{}}"#;
+        for chunk in [1, 4, 1000] {
+            let scanner = scanned(line, chunk);
+            assert_eq!(scanner.id(), Some(&b"7"[..]), "chunks of {chunk}");
+            assert!(scanner.is_answer(), "chunks of {chunk}");
+            let request = r#"{"id":1,"\u006d\u0065\u0074\u0068\u006f\u0064":"m","result":{}}"#;
+            assert!(!scanned(request, chunk).is_answer(), "chunks of {chunk}");
+            // Escapes that are not a name: still no id.
+            assert_eq!(scanned(r#"{"i\"d":1,"result":{}}"#, chunk).id(), None);
+        }
+    }
+
+    #[test]
     fn an_id_past_the_bound_is_no_id() {
         let fits = format!("\"{}\"", "a".repeat(MAX_ID - 2));
         let long = format!("\"{}\"", "a".repeat(MAX_ID - 1));
@@ -315,6 +345,7 @@ mod tests {
                 0..5,
             ),
             spaced in proptest::bool::ANY,
+            escaped in proptest::bool::ANY,
             chunk in 1usize..40,
         ) {
             let mut object = serde_json::Map::new();
@@ -326,6 +357,14 @@ mod tests {
                 serde_json::to_string_pretty(&value).unwrap()
             } else {
                 value.to_string()
+            };
+            // The same JSON with its names written in escapes (a string `"id"` stays `id`).
+            let text = if escaped {
+                text.replace("\"id\"", r#""\u0069d""#)
+                    .replace("\"method\"", r#""m\u0065thod""#)
+                    .replace("\"result\"", r#""\u0072esult""#)
+            } else {
+                text
             };
             let scanner = scanned(&text, chunk);
             let id = scanner.id().map(serde_json::from_slice::<serde_json::Value>);
