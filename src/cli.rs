@@ -235,6 +235,15 @@ pub fn main(cli: Cli) -> i32 {
     }
 }
 
+/// `eprintln!` for the proxy, which must not die (`eprintln!` panics) when its stderr is gone:
+/// a client that closed it still gets every answer, and the server's status.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 fn run_proxy(args: &RunArgs) -> i32 {
     let settings = match Settings::load(&args.flags()) {
         Ok(settings) => {
@@ -245,7 +254,7 @@ fn run_proxy(args: &RunArgs) -> i32 {
             let format = args.log_format.unwrap_or_default();
             let file = args.log_file.as_deref();
             let to_file = init_logging(args.log_level.as_deref(), format, file).is_ok();
-            eprintln!("mcp-errnorm: invalid configuration, nothing started:\n{problems}");
+            say!("mcp-errnorm: invalid configuration, nothing started:\n{problems}");
             if to_file && file.is_some() {
                 // For clients that discard stderr.
                 tracing::error!("invalid configuration, nothing started:\n{problems}");
@@ -259,7 +268,7 @@ fn run_proxy(args: &RunArgs) -> i32 {
         settings.log_format,
         settings.log_file.as_deref(),
     ) {
-        eprintln!("mcp-errnorm: {e}; nothing started");
+        say!("mcp-errnorm: {e}; nothing started");
         return exit::USAGE;
     }
     let runtime = match tokio::runtime::Builder::new_current_thread()
@@ -268,7 +277,7 @@ fn run_proxy(args: &RunArgs) -> i32 {
     {
         Ok(runtime) => runtime,
         Err(e) => {
-            eprintln!("mcp-errnorm: cannot start the runtime: {e}");
+            say!("mcp-errnorm: cannot start the runtime: {e}");
             return exit::INTERNAL;
         }
     };
@@ -280,7 +289,7 @@ fn run_proxy(args: &RunArgs) -> i32 {
                 .log_unmatched
                 .as_deref()
                 .unwrap_or_else(|| Path::new(""));
-            eprintln!(
+            say!(
                 "mcp-errnorm: cannot open {} for --log-unmatched: {e}",
                 path.display()
             );
@@ -291,7 +300,7 @@ fn run_proxy(args: &RunArgs) -> i32 {
     match runtime.block_on(run) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("mcp-errnorm: {e}");
+            say!("mcp-errnorm: {e}");
             if log_to_file {
                 tracing::error!("{e}");
             }
@@ -313,7 +322,7 @@ fn init_logging(level: Option<&str>, format: LogFormat, file: Option<&Path>) -> 
     let checked = crate::config::check_log_level(&filter)
         .and_then(|()| tracing_subscriber::EnvFilter::try_new(&filter).map_err(|e| e.to_string()));
     let filter = checked.unwrap_or_else(|e| {
-        eprintln!("mcp-errnorm: ignoring log level '{filter}': {e}");
+        say!("mcp-errnorm: ignoring log level '{filter}': {e}");
         tracing_subscriber::EnvFilter::new("info")
     });
     let (writer, ansi) = match file {
@@ -330,7 +339,10 @@ fn init_logging(level: Option<&str>, format: LogFormat, file: Option<&Path>) -> 
             std::io::IsTerminal::is_terminal(&std::io::stderr()),
         ),
     };
+    // A log line that cannot be written is dropped: tracing's own report of it would go to a
+    // stderr that fails too, through `eprintln!`, which panics.
     let builder = tracing_subscriber::fmt()
+        .log_internal_errors(false)
         .with_env_filter(filter)
         .with_writer(writer)
         .with_target(false);

@@ -18,11 +18,12 @@ const MIN_QUOTED_SECRET: usize = 6;
 
 /// A key that names a secret, as the start of a pattern: dotted or prefixed
 /// (`spring.datasource.password`, `DB_PASSWORD`, `x-api-key`, `dbPassword`, `--token`,
-/// `Api Key`), quoted or not, but not after `/` or `.` (`/etc/passwd: ...` is a path). `pass`,
-/// `auth` and `credentials` only as words of their own: `DB_PASS`, not `bypass`.
+/// `Api Key`, `APP_KEY`), quoted or not (`\"password\"` in JSON quoted in a string too), but not
+/// after `/` or `.` (`/etc/passwd: ...` is a path). `pass`, `pw`, `auth` and `credentials` only
+/// as words of their own: `DB_PASS`, not `bypass`.
 macro_rules! secret_key {
     () => {
-        r#"(?i)(?:^|[^/.A-Za-z0-9_])(?:[a-z0-9_-]+\.)*(?:[a-z0-9_-]*?(?:api[ _-]?key|apikey|(?:access|account|private|secret|signing|encryption|master|subscription|auth)[ _-]?key|access[_-]?token|refresh[_-]?token|auth[_-]?token|token|secret|client[_-]?secret|secret[_-]?key[_-]?base|password|passwd|pwd|passphrase|storepass|keypass|session[_-]?(?:id|token|key)|signature)|(?:[a-z0-9_-]*[_-])?(?:pass|auth|credentials?))["'`]?\s*"#
+        r#"(?i)(?:^|[^/.A-Za-z0-9_])(?:[a-z0-9_-]+\.)*(?:[a-z0-9_-]*?(?:api[ _-]?key|apikey|(?:access|account|private|secret|signing|encryption|master|subscription|auth|client|app|functions|shared|hmac)[ _-]?key(?:[_-]?data)?|access[_-]?token|refresh[_-]?token|auth[_-]?token|token|secret|client[_-]?secret|secret[_-]?key[_-]?base|password|passwd|pwd|passphrase|storepass|keypass|session[_-]?(?:id|token|key)|signature)|(?:[a-z0-9_-]*[_-])?(?:pass|pw|auth|credentials?|psk|passcode|otp)|(?-i:[A-Z][A-Z0-9]*_KEY))\\?["'`]?\s*"#
     };
 }
 
@@ -40,58 +41,94 @@ pub const DEFAULT_PATTERNS: &[(&str, &str)] = &[
         r"(?i)(?-u:\b)bearer:?\s+(?P<secret>[A-Za-z0-9._~+/=-]{8,})",
     ),
     (
+        "connection-string-password",
+        // ADO.NET and ODBC: after a `;`, a password runs to the next `;`, spaces and all.
+        r#"(?i)(?:^|;)\s*(?:password|pwd)\s*=\s*(?P<secret>[^;\r\n"']*[^;\s"'][^;\r\n"']*)"#,
+    ),
+    (
+        "credential-pair",
+        // A user and a password side by side (`auth=('admin', 'x')`, `HTTPBasicAuth("u", "x")`),
+        // or a key name and its value (`('x-api-key', 'x')`, gRPC metadata).
+        concat!(
+            r#"(?i)(?:(?-u:\b)auth\s*=\s*\(|BasicAuth\()\s*["'][^"'\r\n]*["']\s*,\s*["'](?P<secret>[^"'\r\n]+)["']"#,
+            r#"|[(\[]\s*["'](?:[a-z0-9_-]*?(?:api[_-]?key|token|secret|password|auth[a-z_-]*))["']\s*,\s*["'](?P<secret_sq>[^"'\r\n]+)["']"#,
+        ),
+    ),
+    (
         "key-value",
         // A quoted value after any separator (`=`, `:`, `:=`, `=>`) goes to its closing quote
-        // (a passphrase has spaces; `\"` inside does not end it), or brace (ODBC's `Pwd={..}`);
-        // a bare one after `=` (or a `:` with no space) to the next space or delimiter.
+        // (a passphrase has spaces; `\"` inside does not end it; in JSON quoted in a string, to
+        // its `\"`), or brace (ODBC's `Pwd={..}`); a bare one after `=` (or a `:` with no space)
+        // to the next space, delimiter or escaped line end (`\r\n` in a dumped request), and is
+        // no value when a call follows (`auth = HTTPBasicAuth(...)`).
         concat!(
             secret_key!(),
-            r#"(?:(?::=|=>|=|:)\s*(?:"(?P<secret>(?:[^"\\\r\n]|\\.)+)"|'(?P<secret_sq>[^'\r\n]+)'|`(?P<secret_bt>[^`\r\n]+)`|\{(?P<secret_br>[^}\r\n]+)\})"#,
-            r#"|(?::=|=>|=)\s*(?P<secret_bare>[^\s"'`&,;})]+)|:(?P<secret_tight>[^\s"'`&,;})]+))"#,
+            r#"(?:(?::=|=>|=|:)\s*(?:\\"(?P<secret_esc>(?:[^"\\\r\n]|\\[^"])+)\\"|"(?P<secret>(?:[^"\\\r\n]|\\.)+)"|'(?P<secret_sq>[^'\r\n]+)'|`(?P<secret_bt>[^`\r\n]+)`|\{(?P<secret_br>[^}\r\n]+)\})"#,
+            r#"|(?::=|=>|=)\s*(?P<secret_bare>(?:[^\s"'`&,;}()\\]|\\[^rnt"])+)(?P<call>\()?|:(?P<secret_tight>(?:[^\s"'`&,;})\\]|\\[^rnt"])+))"#,
         ),
     ),
     (
         "key-colon-value",
         // After `key: `, a bare value only where it looks like a secret (a digit after
-        // letters, a sign, a long run) and is not itself the next link of a Go-style
+        // letters, a sign, a long run, base64 with slashes) and is not itself the next link of a Go-style
         // `context: cause` chain (`token: x509: ...`, `token: 401: ...`): `token: expired`,
         // `token: invalid_grant`, `password: too-short` are words to keep.
         concat!(
             secret_key!(),
-            r#":\s+(?P<secret>[a-z]*[^a-z0-9=\s"'`&,;}).:!?_/(<\[-][^\s"'`&,;}):]*|[a-z]+[0-9][^\s"'`&,;}):]*|[0-9]+[^0-9\s"'`&,;}):][^\s"'`&,;}):]*|[0-9]{6,}|[a-z]{16,})(?:$|[\s"'`&,;})])"#,
+            r#":\s+(?P<secret>[a-z]*[^a-z0-9=\s"'`&,;}).:!?_/(<\[\\-][^\s"'`&,;}):\\]*|[a-z]+[0-9][^\s"'`&,;}):\\]*|[0-9]+[^0-9\s"'`&,;}):\\][^\s"'`&,;}):\\]*|[0-9]{6,}|[a-z]{16,}|[a-z0-9+/=]{30,})(?:$|[\s"'`&,;})]|\\[rnt])"#,
         ),
     ),
     (
         "secret-after-word",
         // `auth token 0123...`, `secret wJalr...`: a key word, a space, then a run as long as
         // only a key or token is (no English word is 20 letters; a path starts with `/` or `.`,
-        // and a dot ends the run: `unexpected token github.com/org/pkg` stays).
-        r"(?i)(?-u:\b)(?:token|secret|password|passwd|api[ _-]?key|access[ _-]?key|secret[ _-]?key|secret[ _-]?access[ _-]?key)\s+(?P<secret>[A-Za-z0-9+=_-][A-Za-z0-9/+=_-]{19,})",
+        // and a dot ends the run: `unexpected token github.com/org/pkg` stays; a page token is
+        // a cursor).
+        r"(?i)(?-u:\b)(?:(?:page|next|continuation|pagination|paging|resume|sync|cursor)\s+)?(?:token|secret|password|passwd|api[ _-]?key|access[ _-]?key|secret[ _-]?key|secret[ _-]?access[ _-]?key)\s+(?P<secret>[A-Za-z0-9+=_-][A-Za-z0-9/+=_-]{19,})",
     ),
     (
         "quoted-after-word",
         // `the password 'Hunter2!' is incorrect`, ``token `abcd1234` is invalid``: a quoted
-        // value with a digit or a sign, or a long one (`Unexpected token 'export'` stays).
-        r#"(?i)(?-u:\b)(?:password|passwd|passphrase|token|api[ _-]?key|secret[ _-]?key)\s+["'`](?P<secret>[^"'`\s]*[^a-z"'`\s][^"'`\s]*|[^"'`\s]{12,})["'`]"#,
+        // value with a digit or a sign, or a long one (`Unexpected token 'export'` and
+        // `Unexpected token '<'` stay).
+        r#"(?i)(?-u:\b)(?:password|passwd|passphrase|token|api[ _-]?key|secret[ _-]?key)\s+["'`](?P<secret>[^"'`\s]+[^a-z"'`\s][^"'`\s]+|[^"'`\s]{2,}[^a-z"'`\s]|[^a-z"'`\s][^"'`\s]{2,}|[^"'`\s]{12,})["'`]"#,
     ),
     (
         "secret-flag",
         // `--password S3cret`, `-storepass x`, `-passin pass:x`: a flag, a space, its value.
-        r"(?i)(?:^|\s)--?[a-z0-9-]*(?:password|passwd|token|secret|api-?key|storepass|keypass|passin|passout)\s+(?:pass:)?(?P<secret>[^\s-]\S*)",
+        r#"(?i)(?:^|\s)--?[a-z0-9-]*(?:password|passwd|token|secret|api-?key|storepass|keypass|passin|passout)\s+(?:pass:)?(?:"(?P<secret>[^"\r\n]+)"|'(?P<secret_sq>[^'\r\n]+)'|(?P<secret_bare>[^\s"'-]\S*))"#,
     ),
     (
         "command-line-password",
         // Passwords on the command lines that error texts quote: `mysql -pS3cret`,
-        // `sshpass -p x`, `docker login -p x`, `curl -u user:x`, `redis-cli -a x`.
+        // `sshpass -p x`, `docker login -p x`, `curl -u user:x`, `redis-cli -a x`, `sqlcmd -P x`,
+        // `mongosh -p x`, `ldapsearch -w x`.
         concat!(
             r#"(?:(?:^|\s)(?:mysql|mysqldump|mysqladmin)\s(?:[^\n|;&]*\s)?-p|(?-u:\b)(?:sshpass|docker login[^\n]*?)\s-p\s+["']?"#,
-            r#"|(?-u:\b)curl\s[^\n]*?(?:-u|--user)\s+[^\s:]+:|(?-u:\b)redis-cli\s[^\n]*?-a\s+)(?P<secret>[^\s"'-][^\s"']*)"#,
+            r#"|(?-u:\b)curl\s[^\n]*?(?:-u|--user)\s+[^\s:]+:|(?-u:\b)redis-cli\s[^\n]*?-a\s+|(?-u:\b)sqlcmd\s[^\n]*?-P\s+"#,
+            r#"|(?-u:\b)mongo(?:sh)?\s[^\n]*?(?:-p|--password)\s+|(?-u:\b)ldap[a-z]+\s[^\n]*?-w\s+)(?P<secret>[^\s"'-][^\s"']*)"#,
         ),
     ),
     (
         "oracle-credentials",
         // `user/password@db`, only where Oracle's tools write it (elsewhere it is a package).
         r"(?i)(?:jdbc:oracle:(?:thin|oci):|(?-u:\b)(?:sqlplus|conn(?:ect)?)\s+|logon denied \()[A-Za-z0-9_$#]+/(?P<secret>[^\s/@)]+)@",
+    ),
+    (
+        "xml-secret",
+        // `<password>x</password>`, `<ApiKey>x</ApiKey>` (a `<NextToken>` is a cursor).
+        r"(?i)<[a-z0-9_:-]*?(?:password|passwd|pwd|secret|token|api[_-]?key|access[_-]?key)>(?P<secret>[^<\r\n]+)</",
+    ),
+    (
+        "protocol-password",
+        // SQL's `IDENTIFIED BY 'x'`, SMTP's `AUTH PLAIN <base64>`.
+        r#"(?i)(?-u:\b)identified\s+(?:with\s+[a-z0-9_]+\s+)?by\s+(?:password\s+)?'(?P<secret>[^'\r\n]+)'|(?-u:\b)AUTH\s+(?:PLAIN|LOGIN|XOAUTH2)\s+(?P<secret_bare>[A-Za-z0-9+/=]{8,})"#,
+    ),
+    (
+        "url-query-secret",
+        // Query parameters that carry a credential under a name too plain for `key-value`: an
+        // OAuth code and its verifier, `key=` (Trello, Google), `appid=` (OpenWeather).
+        r#"[?&#](?:code|code_verifier|key|appid|app_key)=(?P<secret>[^&#\s"']+)"#,
     ),
     (
         "url-signature",
@@ -106,17 +143,19 @@ pub const DEFAULT_PATTERNS: &[(&str, &str)] = &[
     (
         "authorization-header",
         // Whatever the scheme, which stays readable; with none, a value shaped like a token
-        // (`Authorization: denied` stays).
+        // (`Authorization: denied` stays). Go prints headers as `map[Authorization:[Basic x]]`:
+        // a `]` ends the value, unless it ends a mask already there.
         concat!(
-            r#"(?i)(?-u:\b)(?:proxy-)?authorization["']?\s*[:=]\s*["']?(?:(?:basic|bearer|token|digest|negotiate|ntlm|apikey|aws4-hmac-sha256|aws|ssws|hmac)\s+(?P<secret>[^\s"',;]+)"#,
+            r#"(?i)(?-u:\b)(?:proxy-)?authorization["']?\s*[:=]\s*\[?["']?(?:(?:basic|bearer|token|digest|negotiate|ntlm|apikey|aws4-hmac-sha256|aws|ssws|hmac)\s+(?P<secret>\[REDACTED\]|[^\s"',;\]]+)"#,
             r#"|(?P<secret_bare>[^\s"',;]*[0-9=+/][^\s"',;]*|[^\s"',;]{12,}))"#,
         ),
     ),
     (
         "url-credentials",
         // The user may be empty (`redis://:secret@host`); the password runs to the last `@`
-        // before the host (`user:p@ss@host`).
-        r"(?i)(?-u:\b)[a-z][a-z0-9+.-]*://[^/\s:@]*:(?P<secret>[^\s/]+)@",
+        // before the host (`user:p@ss@host`), within the authority (`host:3000?email=a@b` has
+        // none).
+        r"(?i)(?-u:\b)[a-z][a-z0-9+.-]*://[^/\s:@]*:(?P<secret>[^\s/?#]+)@",
     ),
     (
         "aws-access-key",
@@ -124,14 +163,17 @@ pub const DEFAULT_PATTERNS: &[(&str, &str)] = &[
     ),
     (
         "aws-secret-key",
-        r#"(?i)aws_?secret_?access_?key["']?\s*[:=]\s*["']?(?P<secret>[A-Za-z0-9/+=]{40})"#,
+        r#"(?i)aws_?secret_?access_?key["']?(?:\s*[:=]\s*["']?|\s+)(?P<secret>[A-Za-z0-9/+=]{40})"#,
     ),
     (
         "github-token",
         // Also after `_` (`x_ghp_...`), where there is no word boundary.
         r"(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})",
     ),
-    ("slack-token", r"(?-u:\b)xox[abposr]-[A-Za-z0-9-]{10,}"),
+    (
+        "slack-token",
+        r"(?-u:\b)(?:xox[abposre]-[A-Za-z0-9-]{10,}|xapp-[0-9]-[A-Za-z0-9-]{10,})",
+    ),
     (
         "openai-style-key",
         r"(?-u:\b)sk-(?:proj-|ant-)?[A-Za-z0-9_-]{20,}",
@@ -154,13 +196,18 @@ pub const DEFAULT_PATTERNS: &[(&str, &str)] = &[
     (
         "vendor-token-more",
         // Google OAuth (`ya29.`), Vault, Stripe webhooks, Atlassian, Linear, Notion, Airtable,
-        // Postman, Grafana, Supabase, Square, Groq, xAI, Replicate, Perplexity, age.
+        // Postman, Grafana, Supabase, Square, Groq, xAI, Replicate, Perplexity, age, Docker Hub,
+        // Sentry, Terraform Cloud, LangSmith, Bitbucket, Pulumi, Google OAuth clients and
+        // refresh tokens.
         concat!(
             r"(?-u:\b)(?:ya29\.[A-Za-z0-9_-]{20,}|hvs\.[A-Za-z0-9_-]{24,}|whsec_[A-Za-z0-9+/=]{24,}",
             r"|ATATT3x[A-Za-z0-9_=-]{40,}|lin_api_[A-Za-z0-9]{32,}|ntn_[A-Za-z0-9]{40,}|secret_[A-Za-z0-9]{40,}",
             r"|pat[A-Za-z0-9]{14}\.[a-f0-9]{64}|PMAK-[a-f0-9]{24}-[a-f0-9]{34}|glsa_[A-Za-z0-9_]{32,}",
             r"|sbp_[a-f0-9]{40}|sq0(?:atp|csp)-[A-Za-z0-9_-]{22,}|gsk_[A-Za-z0-9]{40,}|xai-[A-Za-z0-9]{40,}",
-            r"|r8_[A-Za-z0-9]{30,}|pplx-[A-Za-z0-9]{40,}|AGE-SECRET-KEY-1[0-9A-Z]{50,})",
+            r"|r8_[A-Za-z0-9]{30,}|pplx-[A-Za-z0-9]{40,}|AGE-SECRET-KEY-1[0-9A-Z]{50,}",
+            r"|dckr_pat_[A-Za-z0-9_-]{20,}|sntrys_[A-Za-z0-9+/=_]{20,}|[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_-]{40,}",
+            r"|lsv2_(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10}|ATBB[A-Za-z0-9]{28,}|pul-[a-f0-9]{40}",
+            r"|GOCSPX-[A-Za-z0-9_-]{28}|1//0[A-Za-z0-9_-]{30,})",
         ),
     ),
     (
@@ -378,11 +425,11 @@ impl Redactor {
         !self.patterns.is_empty()
     }
 
-    /// How the `i`-th pattern masks: a shipped one spares page cursors (a key of your own
-    /// pattern means what it says).
+    /// How the `i`-th pattern masks: a shipped one spares page cursors and plain words (a key
+    /// of your own pattern means what it says).
     fn mask(&self, i: usize) -> Mask {
         Mask {
-            spare_cursors: i < self.shipped,
+            spare_plain: i < self.shipped,
         }
     }
 }
@@ -390,7 +437,7 @@ impl Redactor {
 /// Replaces a match with [`MASK`]: only its secret group where it has one, so the reader still
 /// sees which key or scheme it was; a shipped pattern leaves a page cursor's value as it is.
 struct Mask {
-    spare_cursors: bool,
+    spare_plain: bool,
 }
 
 /// The part of a match that is the secret: the group named `secret`, or, in a shipped pattern
@@ -403,9 +450,28 @@ fn secret_group<'t>(c: &regex::Captures<'t>) -> Option<regex::Match<'t>> {
         "secret_br",
         "secret_bare",
         "secret_tight",
+        "secret_esc",
     ]
     .iter()
     .find_map(|name| c.name(name))
+}
+
+/// A word that makes the `token` after it a page cursor (`next_token`, `resumeToken`).
+fn is_cursor_word(word: &str) -> bool {
+    matches!(
+        word,
+        "page"
+            | "next"
+            | "continuation"
+            | "sync"
+            | "cursor"
+            | "pagination"
+            | "paging"
+            | "resume"
+            | "skip"
+            | "delta"
+            | "start"
+    )
 }
 
 /// Whether the key just before a value is a page cursor (`nextPageToken=`, `page_token: `),
@@ -413,7 +479,8 @@ fn secret_group<'t>(c: &regex::Captures<'t>) -> Option<regex::Match<'t>> {
 /// ([`names_a_secret`]), so that `async_token` is still a secret.
 fn is_cursor_key(before: &str) -> bool {
     let trimmed = before.trim_end_matches(|c: char| !c.is_ascii_alphanumeric());
-    let is_key = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
+    // Words apart count too: `page token CiAK...`.
+    let is_key = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | ' ');
     let start = trimmed
         .char_indices()
         .rev()
@@ -423,13 +490,53 @@ fn is_cursor_key(before: &str) -> bool {
     key.to_ascii_lowercase().ends_with("token") && !names_a_secret(key)
 }
 
+/// A value a shipped pattern finds after a key that says something and hides nothing:
+/// `auth=none`, `pass=12` (a count), `Bearer authentication is required`.
+fn is_plain_value(value: &str) -> bool {
+    const WORDS: &[&str] = &[
+        "none",
+        "null",
+        "nil",
+        "true",
+        "false",
+        "yes",
+        "no",
+        "on",
+        "off",
+        "default",
+        "disabled",
+        "enabled",
+        "required",
+        "missing",
+        "empty",
+        "undefined",
+        "unset",
+        "invalid",
+        "expired",
+        "authentication",
+        "authorization",
+        "credentials",
+        "credential",
+        "token",
+        "tokens",
+        "header",
+        "scheme",
+        "realm",
+    ];
+    (value.len() <= 3 && value.bytes().all(|b| b.is_ascii_digit()))
+        || WORDS.iter().any(|w| w.eq_ignore_ascii_case(value))
+}
+
 impl Mask {
-    /// The secret of a match and what precedes it in the match, unless it is a cursor's value.
+    /// The secret of a match and what precedes it in the match, unless a shipped pattern found
+    /// a cursor's value or a plain word.
     fn secret_of<'t>(&self, c: &regex::Captures<'t>) -> Option<(&'t str, regex::Match<'t>)> {
         let whole = c.get(0).expect("group 0");
         let secret = secret_group(c).unwrap_or(whole);
         let before = &whole.as_str()[..secret.start() - whole.start()];
-        (!(self.spare_cursors && is_cursor_key(before))).then_some((before, secret))
+        let spared = c.name("call").is_some()
+            || self.spare_plain && (is_cursor_key(before) || is_plain_value(secret.as_str()));
+        (!spared).then_some((before, secret))
     }
 }
 
@@ -515,14 +622,31 @@ impl Word {
     fn is_secret_after(&self, before: &Word) -> bool {
         let before = (!before.is_empty()).then(|| before.as_str());
         match self.as_str() {
-            "password" | "passwd" | "pwd" | "secret" | "authorization" | "credentials"
-            | "apikey" | "passphrase" => true,
-            "key" => matches!(before, Some("api" | "private" | "secret" | "access")),
-            // A token is a secret; a page token is a cursor.
-            "token" => !matches!(
+            "password" | "passwd" | "pwd" | "pw" | "pass" | "passcode" | "secret"
+            | "authorization" | "auth" | "credentials" | "credential" | "apikey" | "passphrase"
+            | "cookie" | "signature" | "sig" | "otp" => true,
+            "key" => matches!(
                 before,
-                Some("page" | "next" | "continuation" | "sync" | "cursor")
+                Some(
+                    "api"
+                        | "private"
+                        | "secret"
+                        | "access"
+                        | "client"
+                        | "app"
+                        | "functions"
+                        | "shared"
+                        | "signing"
+                        | "encryption"
+                        | "master"
+                        | "subscription"
+                        | "account"
+                        | "hmac"
+                        | "license"
+                )
             ),
+            // A token is a secret; a page token is a cursor.
+            "token" => !before.is_some_and(is_cursor_word),
             _ => false,
         }
     }

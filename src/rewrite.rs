@@ -284,8 +284,10 @@ impl Rewriter {
     ) -> RewrittenJson {
         error.attempts = answered.attempt;
         self.redact(&mut error);
-        // The upstream's other blocks ride in the proxy's `content`: masked like the rest.
+        // The upstream's other blocks ride in the proxy's `content`, and its other members
+        // (`_meta`, members of its own) in the result: masked like the rest.
         kept_blocks.iter_mut().for_each(|b| self.redactor.value(b));
+        result.values_mut().for_each(|v| self.redactor.value(v));
         let known_schemaless = answered.tool.as_ref().is_some_and(|t| !t.has_output_schema);
         if error.code == codes::NOT_FOUND
             && known_schemaless

@@ -143,6 +143,7 @@ fn the_servers_command_line_is_logged_with_its_secrets_masked() {
     let mut command = vec![common::BIN.to_owned(), "--".to_owned()];
     command.extend(common::fixture_command());
     command.push("postgresql://admin:Sup3rS3cretPw@db.internal/app".into());
+    command.extend(["--api-key".into(), "CmdApiKey4040abcdef".into()]);
     let out = std::process::Command::new(&command[0])
         .args(&command[1..])
         .stdin(std::process::Stdio::null())
@@ -152,6 +153,8 @@ fn the_servers_command_line_is_logged_with_its_secrets_masked() {
     assert!(stderr.contains("upstream started"), "{stderr}");
     assert!(stderr.contains("admin:[REDACTED]@db.internal"), "{stderr}");
     assert!(!stderr.contains("Sup3rS3cretPw"), "{stderr}");
+    // A flag and its value are masked together, as one command line.
+    assert!(stderr.contains("--api-key [REDACTED]"), "{stderr}");
 }
 
 #[test]

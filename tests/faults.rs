@@ -111,6 +111,28 @@ fn upstream_crash_mid_line_answers_every_pending_request() {
 }
 
 #[test]
+fn a_client_that_closed_our_stderr_still_gets_every_answer_and_the_status() {
+    let mut p = Running::start(common::Options {
+        stderr_closed: true,
+        ..common::Options::default()
+    });
+    p.initialize();
+    // A line for the log (non-JSON on the server's stdout), a rewrite, the server's stderr.
+    let noise = call(1, "emit", json!({"lines": ["starting up..."]}));
+    p.send(&noise);
+    let failed = p.call(json!(2), "fail", json!({"text": "ENOENT: no such file"}));
+    assert_eq!(common::canonical(&failed)["errorCode"], "NOT_FOUND");
+    p.send(&call(3, "crash", json!({"code": 4})));
+    let status = p.wait();
+    assert_eq!(
+        status.code(),
+        Some(4),
+        "not 101, a panic on a failed log write"
+    );
+    assert_each_answered_once(&p.drain(), &[json!(1), json!(3)]);
+}
+
+#[test]
 fn a_hung_upstream_is_shut_down_and_its_requests_answered() {
     let (_dir, config) = config(QUICK_SHUTDOWN);
     let mut p = Running::start(Options {

@@ -444,3 +444,161 @@ fn every_shipped_pattern_compiles_within_the_size_limit() {
         assert!(compile(pattern).is_ok(), "{name}");
     }
 }
+
+#[test]
+fn masks_the_shapes_a_third_review_found() {
+    let wrong = [
+        // JSON inside a string, as loggers and HTTP clients quote a request body.
+        (
+            r#""body":"{\"client_secret\":\"cs-9aQ2xyz\",\"password\":\"pW-4rT\"}""#,
+            r#""body":"{\"client_secret\":\"[REDACTED]\",\"password\":\"[REDACTED]\"}""#,
+        ),
+        // A value runs to its `;` in a connection string, spaces and all.
+        (
+            "Server=db;User ID=sa;Password=Blue Horse 42!;Encrypt=True",
+            "Server=db;User ID=sa;Password=[REDACTED];Encrypt=True",
+        ),
+        (
+            r#"run --password "my long pass" now"#,
+            r#"run --password "[REDACTED]" now"#,
+        ),
+        (
+            "SecretAccessKey: wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+            "SecretAccessKey: [REDACTED]",
+        ),
+        (
+            "aws configure set aws_secret_access_key wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+            "aws configure set aws_secret_access_key [REDACTED]",
+        ),
+        // Escaped line ends, as `repr` and debug dumps print them.
+        (
+            r"send: b'GET / HTTP/1.1\r\nX-Api-Key: abcKey123\r\nAccept: */*\r\n'",
+            r"send: b'GET / HTTP/1.1\r\nX-Api-Key: [REDACTED]\r\nAccept: */*\r\n'",
+        ),
+        (
+            "requests.get(url, auth=('admin', 'Tr0ub4dor&3'))",
+            "requests.get(url, auth=('admin', '[REDACTED]'))",
+        ),
+        (
+            r#"session.auth = HTTPBasicAuth("svc-user", "Zq8#mLp2vW")"#,
+            r#"session.auth = HTTPBasicAuth("svc-user", "[REDACTED]")"#,
+        ),
+        (
+            "metadata=[('x-api-key', 'GrpcKey789'), ('x-trace', 'abc')]",
+            "metadata=[('x-api-key', '[REDACTED]'), ('x-trace', 'abc')]",
+        ),
+        (
+            "map[Authorization:[Basic Z286cHc=] Accept:[*/*]]",
+            "map[Authorization:[Basic [REDACTED]] Accept:[*/*]]",
+        ),
+        (
+            "<user>bob</user><password>XmlPw1234</password>",
+            "<user>bob</user><password>[REDACTED]</password>",
+        ),
+        (
+            "near 'IDENTIFIED BY 'MyIdent1fied'' at line 1",
+            "near 'IDENTIFIED BY '[REDACTED]'' at line 1",
+        ),
+        (
+            r"send: 'AUTH PLAIN AGJvYkBleGFtcGxlLmNvbQBzM2NyZXQ=\r\n'",
+            r"send: 'AUTH PLAIN [REDACTED]\r\n'",
+        ),
+        (
+            "redirect to https://app/cb?code=SplxlOBeZQQYbYS6WxSbIA&state=xyz",
+            "redirect to https://app/cb?code=[REDACTED]&state=xyz",
+        ),
+        (
+            "GET https://api.trello.com/1/boards?key=3b9f2c7e0a1d&token=x failed",
+            "GET https://api.trello.com/1/boards?key=[REDACTED]&token=[REDACTED] failed",
+        ),
+        (
+            "APP_KEY=base64:q7XzAbc= missing",
+            "APP_KEY=[REDACTED] missing",
+        ),
+        ("REDIS_PW=r3d1s is wrong", "REDIS_PW=[REDACTED] is wrong"),
+        (
+            "client-key-data: LS0tLS1CRUdJTiBSU0Eg",
+            "client-key-data: [REDACTED]",
+        ),
+        (
+            "sqlcmd -S db -U sa -P Sq1Cmd!Pw -Q x",
+            "sqlcmd -S db -U sa -P [REDACTED] -Q x",
+        ),
+        (
+            "mongosh -u admin -p M0ngoShPw",
+            "mongosh -u admin -p [REDACTED]",
+        ),
+        (
+            "ldapsearch -D cn=admin -w LdapPw99 -b dc=x",
+            "ldapsearch -D cn=admin -w [REDACTED] -b dc=x",
+        ),
+        ("xapp-1-A0123456789-0123456789012-abcdef0123", "[REDACTED]"),
+        ("dckr_pat_abcdefghijklmnopqrstuvwxyz0", "[REDACTED]"),
+        (
+            "lsv2_pt_0123456789abcdef0123456789abcdef_0123456789",
+            "[REDACTED]",
+        ),
+        ("GOCSPX-abcdefghijklmnopqrstuvwxyz01", "[REDACTED]"),
+        (
+            "refresh 1//0gAbCdEfGhIjKlMnOpQrStUvWxYz0123456789 failed",
+            "refresh [REDACTED] failed",
+        ),
+    ]
+    .into_iter()
+    .filter(|(text, want)| r(text) != *want || r(want) != *want)
+    .map(|(text, want)| format!("{text}\n  got  {}\n  want {want}", r(text)))
+    .collect::<Vec<_>>();
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+#[test]
+fn leaves_what_a_third_review_found_masked_needlessly() {
+    let wrong = [
+        r#"SyntaxError: Unexpected token '<', "<!DOCTYPE "... is not valid JSON"#,
+        "SyntaxError: Unexpected token '}', \"{\"a\":1,}\" is not valid JSON",
+        "Bearer authentication is required",
+        "Missing bearer credentials",
+        "Invalid page token CiAKGjBpNDd2Nmp2Zml2cXRwYjBpOXA0",
+        "pagination_token=CiAKGjBpNDd2Nmp2Zml2cXRwYjBpOXA0 expired",
+        "http://localhost:3000?email=a@b.com",
+        "auth=none",
+        "tests: pass=12 fail=3",
+    ]
+    .into_iter()
+    .filter(|text| r(text) != *text)
+    .map(|text| format!("{text}\n  got  {}", r(text)))
+    .collect::<Vec<_>>();
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+#[test]
+fn secret_keys_in_json_agree_with_those_in_text() {
+    for key in [
+        "pass",
+        "DB_PASS",
+        "pw",
+        "auth",
+        "x-auth",
+        "credential",
+        "Cookie",
+        "signature",
+        "passcode",
+        "otp",
+        "clientKey",
+        "app_key",
+        "x-functions-key",
+        "sig",
+    ] {
+        assert!(names_a_secret(key), "{key}");
+    }
+    for key in [
+        "pagination_token",
+        "resumeToken",
+        "author",
+        "passenger",
+        "primary_key",
+        "keys",
+    ] {
+        assert!(!names_a_secret(key), "{key}");
+    }
+}

@@ -72,9 +72,10 @@ pub async fn run(
     };
     let (mut child, stdin, stdout, stderr_done) =
         start(command, &settings).map_err(cannot_start)?;
-    // A server's arguments often carry a database URL or a key: logged masked.
-    let shown: Vec<_> = command.iter().map(|a| settings.redactor.text(a)).collect();
-    tracing::info!(command = ?shown, pid = child.id(), "upstream started");
+    // A server's arguments often carry a database URL or a key: logged masked, as one line so
+    // that a flag and its value are seen together (`--api-key KEY`).
+    let shown = settings.redactor.text(&shell_line(command)).into_owned();
+    tracing::info!(command = %shown, pid = child.id(), "upstream started");
 
     let mut inspector = Inspector::new(settings.rewriter(), settings.policy.clone());
     inspector.unmatched = unmatched;
@@ -243,6 +244,23 @@ fn start(
         .name("mcp-errnorm-stderr".into())
         .spawn(move || stderr::copy(stderr, redactor, to_log, done))?;
     Ok((child, stdin, stdout, stderr_done))
+}
+
+/// A command as a shell would take it: plain words as they are, any other in single quotes.
+fn shell_line(command: &[String]) -> String {
+    let plain = |a: &str| {
+        !a.is_empty()
+            && a.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"@%+=:,./_-".contains(&b))
+    };
+    let words: Vec<String> = command
+        .iter()
+        .map(|a| match plain(a) {
+            true => a.clone(),
+            false => format!("'{}'", a.replace('\'', r"'\''")),
+        })
+        .collect();
+    words.join(" ")
 }
 
 /// Runs `work` on a thread of its own and waits for it at most `limit`; whether it finished.

@@ -455,3 +455,21 @@ fn the_rules_texts_are_masked_even_when_the_upstreams_text_shows_no_secret() {
     assert_eq!(meta["message"], "read is busy; ask [REDACTED]");
     assert_eq!(meta["originalError"]["text"], "busy");
 }
+
+#[test]
+fn the_upstreams_other_members_are_masked_in_the_rewritten_result() {
+    let r = rewriter(Profile::Mcp);
+    let out = rewrite_result(
+        &r,
+        &answered(Some("2025-11-25"), false),
+        r#"{"content":[{"type":"text","text":"ENOENT: no such file"}],"isError":true,"_meta":{"debug":{"Authorization":"Bearer abcdefgh12345678","pass":"Str0ngPass"},"x/y":1},"trace":"GET /x?api_key=s3cr3tvalue"}"#,
+    )
+    .unwrap();
+    let text = out.to_string();
+    for secret in ["abcdefgh12345678", "Str0ngPass", "s3cr3tvalue"] {
+        assert!(!text.contains(secret), "{secret} in {text}");
+    }
+    assert_eq!(out["_meta"]["x/y"], 1);
+    assert_eq!(out["trace"], "GET /x?api_key=[REDACTED]");
+    assert_eq!(out["_meta"][META_KEY]["ruleId"], "enoent");
+}

@@ -51,6 +51,8 @@ pub struct Options<'a> {
     pub read_after: Duration,
     /// The server command behind the proxy, instead of the fixture alone (a wrapper around it).
     pub upstream: Option<&'a [String]>,
+    /// Close the proxy's stderr at once (a client that does not keep it): writes to it fail.
+    pub stderr_closed: bool,
 }
 
 impl Running {
@@ -104,9 +106,12 @@ impl Running {
             }
         });
         let mut err = child.stderr.take().unwrap();
+        let closed = options.stderr_closed;
         let stderr = std::thread::spawn(move || {
             let mut s = String::new();
-            let _ = err.read_to_string(&mut s);
+            if !closed {
+                let _ = err.read_to_string(&mut s);
+            }
             s
         });
         Running {
