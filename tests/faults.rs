@@ -133,6 +133,43 @@ fn a_client_that_closed_our_stderr_still_gets_every_answer_and_the_status() {
 }
 
 #[test]
+fn a_dead_servers_requests_are_answered_while_a_grandchild_holds_its_stdin_unread() {
+    // The server leaves a child that inherits its stdin and never reads it: the pipe stays
+    // open after the server exits, and fills up.
+    let server = r#"import json, os, subprocess, sys
+subprocess.Popen(["sleep", "30"])
+for line in sys.stdin.buffer:
+    m = json.loads(line)
+    if m.get("params", {}).get("name") == "exit":
+        os._exit(5)
+    print(json.dumps({"jsonrpc": "2.0", "id": m["id"], "result": {}}), flush=True)
+"#;
+    let upstream = ["python3".to_owned(), "-c".to_owned(), server.to_owned()];
+    let mut p = Running::start(Options {
+        upstream: Some(&upstream),
+        ..Options::default()
+    });
+    p.send(&call(1, "ok", json!({})));
+    assert_eq!(p.recv()["id"], 1);
+    p.send(&call(2, "exit", json!({})));
+    std::thread::sleep(Duration::from_millis(300));
+    // More than the pipes hold: the proxy's write to the dead server's stdin cannot finish.
+    let pad = "p".repeat(1000);
+    for id in 100..400 {
+        if p.try_send(&call(id, "ok", json!({ "pad": pad }))).is_err() {
+            break;
+        }
+    }
+    let status = p.wait();
+    assert_eq!(status.code(), Some(5));
+    let lines = p.drain();
+    let answered = answers_by_id(&lines);
+    assert_eq!(answered.get("2"), Some(&1), "{answered:?}");
+    assert!(answered.values().all(|&n| n == 1), "{answered:?}");
+    assert_no_panic(&p.stderr());
+}
+
+#[test]
 fn a_hung_upstream_is_shut_down_and_its_requests_answered() {
     let (_dir, config) = config(QUICK_SHUTDOWN);
     let mut p = Running::start(Options {

@@ -124,6 +124,7 @@ pub async fn run(
             &mut client_closed,
         )
         .await;
+        io.upstream.exited(generation);
         let how = upstream::describe(end.status);
         if !reader.done && timeout(DRAIN_WAIT, reader.ended()).await.is_err() {
             // A grandchild may hold the pipe open; what it writes now belongs to nobody.

@@ -12,8 +12,8 @@
 use std::collections::VecDeque;
 use std::fs::File;
 use std::io::{BufWriter, Write};
-use std::os::fd::{AsFd, OwnedFd};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
 use std::time::{Duration, Instant};
 
@@ -243,11 +243,14 @@ pub(super) struct UpstreamEnd {
     inlet: Mutex<Inlet>,
     /// Told when held lines are gone (written to a new upstream, or answered).
     room: Condvar,
+    /// The last generation of upstream known to have exited, told without the lock (see
+    /// [`UpstreamPipe`]).
+    exited: Arc<AtomicU64>,
 }
 
 #[derive(Default)]
 pub(super) struct Inlet {
-    pipe: Option<BufWriter<File>>,
+    pipe: Option<BufWriter<UpstreamPipe>>,
     /// Which upstream is attached, so that detaching one already replaced does nothing.
     generation: u64,
     /// Lines that came while no upstream was attached (it is restarting), and their size.
@@ -275,9 +278,10 @@ impl UpstreamEnd {
     /// A (new) upstream to write to, the supervisor's `generation`-th; the lines held
     /// meanwhile go first.
     pub fn attach(&self, stdin: OwnedFd, generation: u64) {
+        let pipe = UpstreamPipe::new(stdin, generation, self.exited.clone());
         let mut inlet = self.lock();
         inlet.generation = generation;
-        inlet.pipe = Some(BufWriter::with_capacity(BUFFER, stdin.into()));
+        inlet.pipe = Some(BufWriter::with_capacity(BUFFER, pipe));
         let held = std::mem::take(&mut inlet.held);
         inlet.held_bytes = 0;
         for line in held {
@@ -299,6 +303,13 @@ impl UpstreamEnd {
                 drop(pipe.into_parts());
             }
         }
+    }
+
+    /// The `generation`-th upstream exited: a write waiting for room in its stdin gives up
+    /// (what a grandchild holding that pipe never reads would wait for forever, holding the
+    /// lock the settling of its requests needs). Takes no lock.
+    pub fn exited(&self, generation: u64) {
+        self.exited.fetch_max(generation, Ordering::SeqCst);
     }
 
     /// The client closed stdin: what is written goes out, then the upstream's stdin closes,
@@ -354,6 +365,65 @@ impl Inlet {
         if let Some(pipe) = self.pipe.take() {
             drop(pipe.into_parts());
         }
+    }
+}
+
+/// The upstream's stdin, written without blocking: while the pipe is full, a write waits for
+/// room a little at a time, and gives up once its upstream has exited.
+pub(super) struct UpstreamPipe {
+    file: File,
+    generation: u64,
+    exited: Arc<AtomicU64>,
+}
+
+/// How long a write waits for room before it looks whether its upstream has exited.
+const ROOM_POLL: Duration = Duration::from_millis(100);
+
+impl UpstreamPipe {
+    fn new(stdin: OwnedFd, generation: u64, exited: Arc<AtomicU64>) -> UpstreamPipe {
+        let fd = stdin.as_raw_fd();
+        // SAFETY: fcntl on a descriptor we own; a failure leaves it blocking, as before.
+        unsafe {
+            let flags = libc::fcntl(fd, libc::F_GETFL);
+            if flags >= 0 {
+                libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK);
+            }
+        }
+        UpstreamPipe {
+            file: stdin.into(),
+            generation,
+            exited,
+        }
+    }
+}
+
+impl Write for UpstreamPipe {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        loop {
+            match self.file.write(bytes) {
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                    if self.exited.load(Ordering::SeqCst) >= self.generation {
+                        return Err(std::io::Error::new(
+                            std::io::ErrorKind::BrokenPipe,
+                            "the upstream exited; its stdin is held but not read",
+                        ));
+                    }
+                    let mut room = libc::pollfd {
+                        fd: self.file.as_raw_fd(),
+                        events: libc::POLLOUT,
+                        revents: 0,
+                    };
+                    // SAFETY: one pollfd, valid for the call.
+                    unsafe { libc::poll(&mut room, 1, ROOM_POLL.as_millis() as libc::c_int) };
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                written => return written,
+            }
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
     }
 }
 
