@@ -170,6 +170,19 @@ for line in sys.stdin.buffer:
 }
 
 #[test]
+fn a_request_over_max_line_bytes_is_answered_when_the_server_dies_on_it() {
+    let (_dir, path) = config("max_line_bytes = 4096\nstream_answers_over = 1024\n");
+    let mut p = Running::proxy(&["--config", &path]);
+    p.initialize();
+    // Passed through unparsed, it is still a request that waits for its answer.
+    p.send(&call(1, "hold", json!({ "text": "x".repeat(20_000) })));
+    p.send(&call(2, "crash", json!({"code": 3})));
+    let status = p.wait();
+    assert_eq!(status.code(), Some(3));
+    assert_each_answered_once(&p.drain(), &[json!(1), json!(2)]);
+}
+
+#[test]
 fn a_hung_upstream_is_shut_down_and_its_requests_answered() {
     let (_dir, config) = config(QUICK_SHUTDOWN);
     let mut p = Running::start(Options {

@@ -179,6 +179,31 @@ impl Inspector {
         effects
     }
 
+    /// A client line too long to hold went through unparsed (`delivered`), or was lost for
+    /// want of an upstream (one restarting). A request in it waits for its answer like any
+    /// other, and is answered if the upstream dies first; one that was lost is answered now.
+    pub fn client_long_line(&self, line: &IdScanner, delivered: bool) -> Effects {
+        let mut effects = Effects::default();
+        let id = line.id().filter(|_| line.is_request()).and_then(raw_id);
+        let (Some(id), Some(method)) = (id, line.method()) else {
+            return effects;
+        };
+        if delivered {
+            // Without its params: a tools/call is settled as a request, not classified.
+            self.session().client_request(&id, &method, None);
+        } else {
+            effects.to_client.push(wire::error_line(
+                &id,
+                -32603,
+                &format!(
+                    "mcp-errnorm: a '{method}' request larger than max_line_bytes could not \
+                     reach the MCP server, which was restarting; send it again"
+                ),
+            ));
+        }
+        effects
+    }
+
     /// A line from the upstream: what the client receives for it, if anything.
     pub fn upstream_line(&self, line: Vec<u8>) -> Effects {
         let mut effects = Effects::default();

@@ -458,17 +458,27 @@ pub(super) fn client_pump(io: Arc<Io>) {
                     max_line = io.max_line,
                     "a client line is larger than max_line_bytes: passed through unparsed"
                 );
+                // Only its top level is followed, for the id and method of a request in it.
+                let mut scanner = IdScanner::default();
+                scanner.feed(&first);
                 let mut upstream = io.upstream.lock();
                 upstream.write_through(&first);
                 // All of it is read, written or not, so that the next line is whole.
                 let _ = stdin.pass_rest(|piece| {
+                    scanner.feed(piece);
                     upstream.write_through(piece);
                     Ok::<(), ()>(())
                 });
-                if upstream.pipe.is_none() {
+                let delivered = upstream.pipe.is_some();
+                if !delivered {
                     tracing::warn!("an oversized client line was lost: no upstream to take it");
                 }
                 upstream.flush();
+                // Registered while the upstream's end is held, as `client_line` is.
+                let effects = io.inspector.client_long_line(&scanner, delivered);
+                if !effects.to_client.is_empty() {
+                    let _ = io.client.send(&effects.to_client, true);
+                }
             }
             Ok(Read::Eof) => break,
             Err(e) => {

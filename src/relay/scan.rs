@@ -8,6 +8,9 @@ const MAX_ID: usize = 1024;
 /// even written all in escapes (`"\u006d..."` for `method`).
 const MAX_KEY: usize = 48;
 
+/// The longest method [`IdScanner`] keeps.
+const MAX_METHOD: usize = 256;
+
 /// Where the scanner is in the top-level object.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 enum State {
@@ -16,15 +19,22 @@ enum State {
     Key,
     /// Reading a key's string.
     InKey,
-    /// After a key, before its `:`; whether the key is `id`.
-    Colon(bool),
-    /// In a value; whether it is the id's.
-    Value(bool),
+    /// After a key, before its `:`.
+    Colon(Member),
+    /// In a value.
+    Value(Member),
 }
 
-/// Follows the top level of a JSON object fed in chunks: finds its `"id"` (holding only the
-/// id's bytes) and notes whether it has a `method` (a request or notification) or a `result` or
-/// `error` (an answer).
+/// The top-level members whose values the scanner keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Member {
+    Id,
+    Method,
+    Other,
+}
+
+/// Follows the top level of a JSON object fed in chunks: finds its `"id"` and `"method"`
+/// (holding only their bytes) and notes whether it has a `result` or `error` (an answer).
 #[derive(Debug, Default)]
 pub struct IdScanner {
     depth: u32,
@@ -34,7 +44,8 @@ pub struct IdScanner {
     key: Vec<u8>,
     value: Vec<u8>,
     found: Option<Vec<u8>>,
-    id_too_long: bool,
+    value_too_long: bool,
+    method: Option<Vec<u8>>,
     has_method: bool,
     has_outcome: bool,
     /// The line is an array (a batch, or anything but a message).
@@ -50,7 +61,7 @@ impl IdScanner {
             // quote or backslash instead of looking at every byte.
             if self.in_string
                 && !self.escaped
-                && !(self.depth == 1 && self.state != State::Value(false))
+                && !(self.depth == 1 && self.state != State::Value(Member::Other))
             {
                 let skip = memchr::memchr2(b'"', b'\\', bytes).unwrap_or(bytes.len());
                 bytes = &bytes[skip..];
@@ -61,11 +72,16 @@ impl IdScanner {
     fn byte(&mut self, b: u8) {
         let top = self.depth == 1;
         // Bounded, so that a hostile line cannot grow them.
-        if top && self.state == State::Value(true) {
-            if self.value.len() <= MAX_ID {
+        if let (true, State::Value(kept @ (Member::Id | Member::Method))) = (top, self.state) {
+            let bound = if kept == Member::Id {
+                MAX_ID
+            } else {
+                MAX_METHOD
+            };
+            if self.value.len() <= bound {
                 self.value.push(b);
             } else {
-                self.id_too_long = true;
+                self.value_too_long = true;
             }
         }
         if self.in_string {
@@ -78,13 +94,17 @@ impl IdScanner {
                 if top && self.state == State::InKey {
                     let key = unescaped(&self.key);
                     let key = key.as_deref().unwrap_or(&self.key);
-                    let is_id = key == b"id";
+                    let member = match key {
+                        b"id" => Member::Id,
+                        b"method" => Member::Method,
+                        _ => Member::Other,
+                    };
                     match key {
                         b"method" => self.has_method = true,
                         b"result" | b"error" => self.has_outcome = true,
                         _ => {}
                     }
-                    self.state = State::Colon(is_id);
+                    self.state = State::Colon(member);
                     return;
                 }
             }
@@ -112,10 +132,10 @@ impl IdScanner {
                 self.depth = self.depth.saturating_sub(1);
             }
             b':' if top => {
-                if let State::Colon(is_id) = self.state {
-                    self.state = State::Value(is_id);
+                if let State::Colon(member) = self.state {
+                    self.state = State::Value(member);
                     self.value.clear();
-                    self.id_too_long = false;
+                    self.value_too_long = false;
                 }
             }
             b',' if top => {
@@ -126,25 +146,40 @@ impl IdScanner {
         }
     }
 
-    /// The id's value ends at a `,` or `}` that is itself already in `value`. An id given twice
-    /// counts with its last value, as clients read it (and `wire::parse`).
+    /// A kept value ends at a `,` or `}` that is itself already in `value`. A member given
+    /// twice counts with its last value, as clients read it (and `wire::parse`).
     fn finish_value(&mut self, drop_last: bool) {
-        if self.state == State::Value(true) {
-            if drop_last {
-                self.value.pop();
-            }
-            // An id cut at the bound is no id at all (it must not match a shorter one).
-            self.found = Some(if self.id_too_long {
-                Vec::new()
-            } else {
-                self.value.trim_ascii().to_vec()
-            });
+        let State::Value(kept @ (Member::Id | Member::Method)) = self.state else {
+            return;
+        };
+        if drop_last {
+            self.value.pop();
+        }
+        // A value cut at the bound is none at all (an id must not match a shorter one).
+        let value = if self.value_too_long {
+            Vec::new()
+        } else {
+            self.value.trim_ascii().to_vec()
+        };
+        match kept {
+            Member::Id => self.found = Some(value),
+            _ => self.method = Some(value),
         }
     }
 
     /// The id's raw JSON, once the scanner has passed it.
     pub fn id(&self) -> Option<&[u8]> {
         self.found.as_deref().filter(|id| !id.is_empty())
+    }
+
+    /// The method, once the scanner has passed it: a JSON string, read as JSON reads it.
+    pub fn method(&self) -> Option<String> {
+        serde_json::from_slice(self.method.as_deref()?).ok()
+    }
+
+    /// Whether what was fed so far is a request: an object with a `method` and an id.
+    pub fn is_request(&self) -> bool {
+        self.has_method && self.id().is_some() && !self.array
     }
 
     /// Whether what was fed so far is an answer: an object with a `result` or an `error`, and no
@@ -382,6 +417,11 @@ mod tests {
             let answer = (object.contains_key("result") || object.contains_key("error"))
                 && !object.contains_key("method");
             proptest::prop_assert_eq!(scanner.is_answer(), answer);
+            let method = object.get("method").and_then(serde_json::Value::as_str);
+            let seen = scanner.method();
+            proptest::prop_assert_eq!(seen.as_deref(), method);
+            let request = object.contains_key("method") && object.contains_key("id");
+            proptest::prop_assert_eq!(scanner.is_request(), request);
         }
     }
 
