@@ -205,7 +205,7 @@ impl Session {
         let Some(key) = IdKey::new(id) else {
             tracing::warn!(
                 id = id.get(),
-                "request with an id that is neither string nor number"
+                "request with an id that is neither a string nor a number (or one beyond f64)"
             );
             return None;
         };

@@ -40,8 +40,15 @@ pub(super) fn read(raw: &RawValue) -> Option<ReadResult> {
 }
 
 fn read_value(raw: &RawValue) -> Option<ReadResult> {
-    let Ok(Value::Object(mut members)) = serde_json::from_str::<Value>(raw.get()) else {
-        return None;
+    let mut members = match serde_json::from_str::<Value>(raw.get()) {
+        Ok(Value::Object(members)) => members,
+        Ok(_) => return None,
+        // Valid JSON (the envelope was read) that serde_json will not build: nested deeper than
+        // 128, or a number beyond f64. Said, because a failure in it goes on unrewritten.
+        Err(e) => {
+            tracing::warn!("a tool result the proxy cannot read ({e}): passed as it came");
+            return None;
+        }
     };
     if members.contains_key("task")
         || matches!(
