@@ -63,7 +63,7 @@ pub const DEFAULT_PATTERNS: &[(&str, &str)] = &[
         // no value when a call follows (`auth = HTTPBasicAuth(...)`).
         concat!(
             secret_key!(),
-            r#"(?:(?::=|=>|=|:)\s*(?:\\"(?P<secret_esc>(?:[^"\\\r\n]|\\[^"])+)\\"|"(?P<secret>(?:[^"\\\r\n]|\\.)+)"|'(?P<secret_sq>[^'\r\n]+)'|`(?P<secret_bt>[^`\r\n]+)`|\{(?P<secret_br>[^}\r\n]+)\})"#,
+            r#"(?:(?::=|=>|=|:)\s*(?:\\"(?P<secret_esc>(?:[^"\\\r\n]|\\[^"])+)\\"|b?"(?P<secret>(?:[^"\\\r\n]|\\.)+)"|b?'(?P<secret_sq>[^'\r\n]+)'|`(?P<secret_bt>[^`\r\n]+)`|\{(?P<secret_br>[^}\r\n]+)\})"#,
             r#"|(?::=|=>|=)\s*(?P<secret_bare>(?:[^\s"'`&,;}()\\]|\\[^rnt"])+)(?P<call>\()?|:(?P<secret_tight>(?:[^\s"'`&,;})\\]|\\[^rnt"])+))"#,
         ),
     ),
@@ -75,7 +75,7 @@ pub const DEFAULT_PATTERNS: &[(&str, &str)] = &[
         // `token: invalid_grant`, `password: too-short` are words to keep.
         concat!(
             secret_key!(),
-            r#":\s+(?P<secret>[a-z]*[^a-z0-9=\s"'`&,;}).:!?_/(<\[\\-][^\s"'`&,;}):\\]*|[a-z]+[0-9][^\s"'`&,;}):\\]*|[0-9]+[^0-9\s"'`&,;}):\\][^\s"'`&,;}):\\]*|[0-9]{6,}|[a-z]{16,}|[a-z0-9+/=]{30,})(?:$|[\s"'`&,;})]|\\[rnt])"#,
+            r#":\s+(?P<secret>[a-z]*[^a-z0-9=\s"'`&,;}).:!?_/(<\[\\-][^\s"'`&,;}):\\]*|[a-z]+[0-9][^\s"'`&,;}):\\]*|[0-9]+[^0-9\s"'`&,;}):\\/][^\s"'`&,;}):\\]*|[0-9]{6,}|[a-z]{16,}|[a-z0-9+/=]{30,}|[a-z]+(?:[_-][a-z]+)*[_-][0-9][^\s"'`&,;}):\\]*)(?:$|[\s"'`&,;})]|\\[rnt])"#,
         ),
     ),
     (
@@ -102,22 +102,29 @@ pub const DEFAULT_PATTERNS: &[(&str, &str)] = &[
         "command-line-password",
         // Passwords on the command lines that error texts quote: `mysql -pS3cret`,
         // `sshpass -p x`, `docker login -p x`, `curl -u user:x`, `redis-cli -a x`, `sqlcmd -P x`,
-        // `mongosh -p x`, `ldapsearch -w x`.
+        // `mongosh -p x`, `ldapsearch -w x`, `az login -p x`, `htpasswd -b file user x`,
+        // `smbclient -U user%x`.
         concat!(
             r#"(?:(?:^|\s)(?:mysql|mysqldump|mysqladmin)\s(?:[^\n|;&]*\s)?-p|(?-u:\b)(?:sshpass|docker login[^\n]*?)\s-p\s+["']?"#,
             r#"|(?-u:\b)curl\s[^\n]*?(?:-u|--user)\s+[^\s:]+:|(?-u:\b)redis-cli\s[^\n]*?-a\s+|(?-u:\b)sqlcmd\s[^\n]*?-P\s+"#,
-            r#"|(?-u:\b)mongo(?:sh)?\s[^\n]*?(?:-p|--password)\s+|(?-u:\b)ldap[a-z]+\s[^\n]*?-w\s+)(?P<secret>[^\s"'-][^\s"']*)"#,
+            r#"|(?-u:\b)mongo(?:sh)?\s[^\n]*?(?:-p|--password)\s+|(?-u:\b)ldap[a-z]+\s[^\n]*?-w\s+"#,
+            r#"|(?-u:\b)az\s+login\s[^\n]*?\s-p\s+|(?-u:\b)htpasswd\s+-b[a-zA-Z]*\s+\S+\s+\S+\s+"#,
+            r#"|(?-u:\b)smbclient\s[^\n]*?-U\s+["']?[^\s%"']+%)(?P<secret>[^\s"'-][^\s"']*)"#,
         ),
     ),
     (
         "oracle-credentials",
         // `user/password@db`, only where Oracle's tools write it (elsewhere it is a package).
-        r"(?i)(?:jdbc:oracle:(?:thin|oci):|(?-u:\b)(?:sqlplus|conn(?:ect)?)\s+|logon denied \()[A-Za-z0-9_$#]+/(?P<secret>[^\s/@)]+)@",
+        r"(?i)(?:jdbc:oracle:(?:thin|oci):|(?-u:\b)(?:sqlplus|conn(?:ect(?:ing)?)?)\s+|logon denied \()[A-Za-z0-9_$#]+/(?P<secret>[^\s/@)]+)@",
     ),
     (
         "xml-secret",
-        // `<password>x</password>`, `<ApiKey>x</ApiKey>` (a `<NextToken>` is a cursor).
-        r"(?i)<[a-z0-9_:-]*?(?:password|passwd|pwd|secret|token|api[_-]?key|access[_-]?key)>(?P<secret>[^<\r\n]+)</",
+        // `<password>x</password>`, `<ApiKey>x</ApiKey>` (a `<NextToken>` is a cursor), and
+        // .NET's `<add key="ApiSecret" value="x"/>`.
+        concat!(
+            r#"(?i)<[a-z0-9_:-]*?(?:password|passwd|pwd|secret|token|api[_-]?key|access[_-]?key)>(?P<secret>[^<\r\n]+)</"#,
+            r#"|key="[^"]*(?:password|secret|token|api[_-]?key|apikey|connectionstring)[^"]*"\s+value="(?P<secret_sq>[^"]+)""#,
+        ),
     ),
     (
         "protocol-password",
@@ -129,6 +136,21 @@ pub const DEFAULT_PATTERNS: &[(&str, &str)] = &[
         // Query parameters that carry a credential under a name too plain for `key-value`: an
         // OAuth code and its verifier, `key=` (Trello, Google), `appid=` (OpenWeather).
         r#"[?&#](?:code|code_verifier|key|appid|app_key)=(?P<secret>[^&#\s"']+)"#,
+    ),
+    (
+        "basic-credentials",
+        // `Basic <base64>` with no header name before it (plain words after it stay).
+        r"(?-u:\b)Basic\s+(?P<secret>[A-Za-z0-9+/]{12,}={0,2})",
+    ),
+    (
+        "percent-encoded",
+        // The same shapes percent-encoded, as a URL quoted in a URL carries them: a key and
+        // its `%3D` or `%22%3A%22`, a URL's `%3A...%40`, `Bearer%20`.
+        concat!(
+            r"(?i)(?:password|passwd|pwd|secret|token|api_?key|apikey)(?:%22)?%3[AD](?:%20)*(?:%22)?(?P<secret>(?:[A-Za-z0-9._~+-]|%(?:2[14ABF]|40))+)",
+            r"|%3A%2F%2F[A-Za-z0-9._~+-]*%3A(?P<secret_sq>[A-Za-z0-9._~+-]+)%40",
+            r"|Bearer%20(?P<secret_bare>[A-Za-z0-9._~+/=-]+)",
+        ),
     ),
     (
         "url-signature",
@@ -152,10 +174,11 @@ pub const DEFAULT_PATTERNS: &[(&str, &str)] = &[
     ),
     (
         "url-credentials",
-        // The user may be empty (`redis://:secret@host`); the password runs to the last `@`
+        // The user may be empty (`redis://:secret@host`) or an address (`smtp://a@b.c:x@host`);
+        // the password runs to the last `@`
         // before the host (`user:p@ss@host`), within the authority (`host:3000?email=a@b` has
         // none).
-        r"(?i)(?-u:\b)[a-z][a-z0-9+.-]*://[^/\s:@]*:(?P<secret>[^\s/?#]+)@",
+        r"(?i)(?-u:\b)[a-z][a-z0-9+.-]*://[^/\s:]*:(?P<secret>[^\s/?#]+)@",
     ),
     (
         "aws-access-key",
@@ -197,8 +220,8 @@ pub const DEFAULT_PATTERNS: &[(&str, &str)] = &[
         "vendor-token-more",
         // Google OAuth (`ya29.`), Vault, Stripe webhooks, Atlassian, Linear, Notion, Airtable,
         // Postman, Grafana, Supabase, Square, Groq, xAI, Replicate, Perplexity, age, Docker Hub,
-        // Sentry, Terraform Cloud, LangSmith, Bitbucket, Pulumi, Google OAuth clients and
-        // refresh tokens.
+        // Sentry, Terraform Cloud, LangSmith, Bitbucket, Pulumi, Google OAuth clients, codes and
+        // refresh tokens, Kubernetes bootstrap tokens.
         concat!(
             r"(?-u:\b)(?:ya29\.[A-Za-z0-9_-]{20,}|hvs\.[A-Za-z0-9_-]{24,}|whsec_[A-Za-z0-9+/=]{24,}",
             r"|ATATT3x[A-Za-z0-9_=-]{40,}|lin_api_[A-Za-z0-9]{32,}|ntn_[A-Za-z0-9]{40,}|secret_[A-Za-z0-9]{40,}",
@@ -207,7 +230,7 @@ pub const DEFAULT_PATTERNS: &[(&str, &str)] = &[
             r"|r8_[A-Za-z0-9]{30,}|pplx-[A-Za-z0-9]{40,}|AGE-SECRET-KEY-1[0-9A-Z]{50,}",
             r"|dckr_pat_[A-Za-z0-9_-]{20,}|sntrys_[A-Za-z0-9+/=_]{20,}|[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_-]{40,}",
             r"|lsv2_(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10}|ATBB[A-Za-z0-9]{28,}|pul-[a-f0-9]{40}",
-            r"|GOCSPX-[A-Za-z0-9_-]{28}|1//0[A-Za-z0-9_-]{30,})",
+            r"|GOCSPX-[A-Za-z0-9_-]{24,}|1//0[A-Za-z0-9_-]{30,}|4/0A[A-Za-z0-9_-]{20,}|[a-z0-9]{6}\.[a-z0-9]{16}(?-u:\b))",
         ),
     ),
     (
@@ -491,7 +514,8 @@ fn is_cursor_key(before: &str) -> bool {
 }
 
 /// A value a shipped pattern finds after a key that says something and hides nothing:
-/// `auth=none`, `pass=12` (a count), `Bearer authentication is required`.
+/// `auth=none`, `pass=12` (a count), `Bearer authentication is required`, `token: 0x1F`, a
+/// file's path.
 fn is_plain_value(value: &str) -> bool {
     const WORDS: &[&str] = &[
         "none",
@@ -523,7 +547,14 @@ fn is_plain_value(value: &str) -> bool {
         "scheme",
         "realm",
     ];
+    let hex_literal = value.len() <= 10
+        && value.starts_with("0x")
+        && value[2..].bytes().all(|b| b.is_ascii_hexdigit());
+    // A file it names, not a secret (`GOOGLE_APPLICATION_CREDENTIALS=/home/u/sa.json`).
+    let path = ["/", "./", "~/"].iter().any(|p| value.starts_with(p)) && value[1..].contains('/');
     (value.len() <= 3 && value.bytes().all(|b| b.is_ascii_digit()))
+        || hex_literal
+        || path
         || WORDS.iter().any(|w| w.eq_ignore_ascii_case(value))
 }
 
@@ -534,8 +565,11 @@ impl Mask {
         let whole = c.get(0).expect("group 0");
         let secret = secret_group(c).unwrap_or(whole);
         let before = &whole.as_str()[..secret.start() - whole.start()];
+        // `arn:aws:secretsmanager:...:secret:name` names a secret, a link of a `:` chain.
+        let arn_part = c.name("secret_tight").is_some() && before.starts_with(':');
         let spared = c.name("call").is_some()
-            || self.spare_plain && (is_cursor_key(before) || is_plain_value(secret.as_str()));
+            || self.spare_plain
+                && (arn_part || is_cursor_key(before) || is_plain_value(secret.as_str()));
         (!spared).then_some((before, secret))
     }
 }

@@ -543,6 +543,59 @@ fn masks_the_shapes_a_third_review_found() {
             "refresh 1//0gAbCdEfGhIjKlMnOpQrStUvWxYz0123456789 failed",
             "refresh [REDACTED] failed",
         ),
+        (
+            "headers={'X-Amz-Security-Token': b'IQoJb3JpZ2luX2VjEJr//////////wEaCXVz'}",
+            "headers={'X-Amz-Security-Token': b'[REDACTED]'}",
+        ),
+        ("apikey: supabase-anon-0123", "apikey: [REDACTED]"),
+        (
+            "az login --service-principal -u 1111 -p Az~8Q~secretVal0e.xyz --tenant t",
+            "az login --service-principal -u 1111 -p [REDACTED] --tenant t",
+        ),
+        (
+            "htpasswd -b /etc/.htpasswd admin Htp4ssw0rd failed",
+            "htpasswd -b /etc/.htpasswd admin [REDACTED] failed",
+        ),
+        (
+            r"smbclient //srv/share -U 'CORP\svc%Smb$Pw77'",
+            r"smbclient //srv/share -U 'CORP\svc%[REDACTED]'",
+        ),
+        (
+            "ORA-12154 while connecting scott/T1gerPw@//db:1521/ORCL",
+            "ORA-12154 while connecting scott/[REDACTED]@//db:1521/ORCL",
+        ),
+        (
+            "smtp://alerts@example.com:AppPassw0rdXyz@smtp.gmail.com:587 rejected",
+            "smtp://alerts@example.com:[REDACTED]@smtp.gmail.com:587 rejected",
+        ),
+        (
+            "kubeadm join failed: token: abcdef.0123456789abcdef",
+            "kubeadm join failed: token: [REDACTED]",
+        ),
+        (
+            r#"<add key="ApiSecret" value="XmlAttrSecret9"/>"#,
+            r#"<add key="ApiSecret" value="[REDACTED]"/>"#,
+        ),
+        (
+            "proxy rejected credentials Basic dXNlcjpQYXNzdzByZA== for host",
+            "proxy rejected credentials Basic [REDACTED] for host",
+        ),
+        (
+            "GET /login?next=%2Fapi%3Fpassword%3DUrlEnc0dedPw%26x%3D1 failed",
+            "GET /login?next=%2Fapi%3Fpassword%3D[REDACTED]%26x%3D1 failed",
+        ),
+        (
+            "body=%7B%22password%22%3A%22UrlJs0nPw%22%7D",
+            "body=%7B%22password%22%3A%22[REDACTED]%22%7D",
+        ),
+        (
+            "redirect=postgres%3A%2F%2Fapp%3AEncUrlPw99%40db%3A5432",
+            "redirect=postgres%3A%2F%2Fapp%3A[REDACTED]%40db%3A5432",
+        ),
+        (
+            "header=Authorization%3A%20Bearer%20EncBearerTok12345",
+            "header=Authorization%3A%20Bearer%20[REDACTED]",
+        ),
     ]
     .into_iter()
     .filter(|(text, want)| r(text) != *want || r(want) != *want)
@@ -563,6 +616,11 @@ fn leaves_what_a_third_review_found_masked_needlessly() {
         "http://localhost:3000?email=a@b.com",
         "auth=none",
         "tests: pass=12 fail=3",
+        "ParseError: invalid token: 0x1F at line 3",
+        "Request too large: token: 150000/128000",
+        "on resource: arn:aws:secretsmanager:us-east-1:123456789012:secret:prod/db-AbCdEf",
+        "File GOOGLE_APPLICATION_CREDENTIALS=/home/u/keys/sa.json was not found",
+        "Basic authentication failed",
     ]
     .into_iter()
     .filter(|text| r(text) != *text)
