@@ -129,7 +129,7 @@ pub const DEFAULT_PATTERNS: &[(&str, &str)] = &[
     (
         "protocol-password",
         // SQL's `IDENTIFIED BY 'x'`, SMTP's `AUTH PLAIN <base64>`.
-        r#"(?i)(?-u:\b)identified\s+(?:with\s+[a-z0-9_]+\s+)?by\s+(?:password\s+)?'(?P<secret>[^'\r\n]+)'|(?-u:\b)AUTH\s+(?:PLAIN|LOGIN|XOAUTH2)\s+(?P<secret_bare>[A-Za-z0-9+/=]{8,})"#,
+        r#"(?i)(?-u:\b)identified\s+(?:with\s+[a-z0-9_]+\s+)?by\s+(?:password\s+)?(?:'(?P<secret>[^'\r\n]+)'|(?P<secret_sq>[^\s'";]+))|(?-u:\b)AUTH\s+(?:PLAIN|LOGIN|XOAUTH2)\s+(?P<secret_bare>[A-Za-z0-9+/=]{8,})"#,
     ),
     (
         "url-query-secret",

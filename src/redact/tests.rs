@@ -596,6 +596,10 @@ fn masks_the_shapes_a_third_review_found() {
             "header=Authorization%3A%20Bearer%20EncBearerTok12345",
             "header=Authorization%3A%20Bearer%20[REDACTED]",
         ),
+        (
+            "ALTER USER bob IDENTIFIED BY ArgOraPw1313;",
+            "ALTER USER bob IDENTIFIED BY [REDACTED];",
+        ),
     ]
     .into_iter()
     .filter(|(text, want)| r(text) != *want || r(want) != *want)
