@@ -14,14 +14,16 @@
 //! - [`rewrite`]: is this `tools/call` answer a failure? If so, the `CallToolResult` to send instead.
 //! - [`wire`]: JSON-RPC lines through a borrowed envelope; byte-exact, builds only rewritten lines.
 //! - [`recovery`]: which failed calls are retried and when, time limits, circuit breakers.
-//! - [`redact`]: secrets masked in everything the proxy writes itself.
+//! - [`redact`]: secrets masked in everything the proxy writes itself (the shipped patterns in
+//!   `redact/patterns.rs`).
 //! - [`session`]: requests in flight and their deadlines, the tools the upstream declared, the
 //!   protocol version.
 //! - [`config`]: the config file and the options of a run.
 //!
 //! A thin I/O shell:
 //! - [`relay`]: the pumps between client and upstream, retry timers, the one thread that
-//!   enforces time limits, the server's stderr copied (masked) to ours, and the upstream's
+//!   enforces time limits, the server's stderr copied (masked) to ours (and to the log file),
+//!   the server's stdin written without blocking (`relay/pipe.rs`), and the upstream's
 //!   lifecycle (shutdown ladder, restart). Its
 //!   [`relay::Inspector`] holds the per-line decisions (session, rewrite, retries, timeouts,
 //!   breakers) as values, apart from any I/O.

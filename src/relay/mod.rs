@@ -15,6 +15,7 @@
 mod deadlines;
 mod inspector;
 mod lines;
+mod pipe;
 mod pumps;
 mod scan;
 mod stderr;
@@ -256,9 +257,12 @@ fn shell_line(command: &[String]) -> String {
     };
     let words: Vec<String> = command
         .iter()
-        .map(|a| match plain(a) {
-            true => a.clone(),
-            false => format!("'{}'", a.replace('\'', r"'\''")),
+        .map(|a| {
+            if plain(a) {
+                a.clone()
+            } else {
+                format!("'{}'", a.replace('\'', r"'\''"))
+            }
         })
         .collect();
     words.join(" ")
