@@ -482,6 +482,26 @@ fn planted_secrets_of_every_common_kind_are_masked() {
             "DefaultEndpointsProtocol=https;AccountName=acct;AccountKey={};EndpointSuffix=core",
             "bXlBenVyZUtleQ+abc/def==",
         ),
+        (
+            r#"token endpoint said 400 to "{\"client_secret\":\"{}\",\"grant_type\":\"x\"}""#,
+            "cs-9aQ2wE4rT6yU",
+        ),
+        (
+            "Login failed: Server=tcp:db,1433;User ID=sa;Password={};Encrypt=True",
+            "Blue Horse 42!",
+        ),
+        (
+            "redirect=postgres%3A%2F%2Fapp%3A{}%40db%3A5432 failed",
+            "EncUrlPw99",
+        ),
+        (
+            "    r = requests.get(url, auth=('admin', '{}'))",
+            "Tr0ub4dor&3",
+        ),
+        (
+            "headers={'X-Amz-Security-Token': b'{}'}",
+            "IQoJb3JpZ2luX2VjEJr//////////wEaCXVz",
+        ),
     ];
     let mut p = Running::proxy(&[]);
     for (id, (shape, secret)) in planted.iter().enumerate() {
