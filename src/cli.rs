@@ -325,6 +325,8 @@ fn init_logging(level: Option<&str>, format: LogFormat, file: Option<&Path>) -> 
         say!("mcp-errnorm: ignoring log level '{filter}': {e}");
         tracing_subscriber::EnvFilter::new("info")
     });
+    let server_stderr = format!("{}=info", crate::relay::SERVER_STDERR);
+    let filter = filter.add_directive(server_stderr.parse().expect("a valid directive"));
     let (writer, ansi) = match file {
         Some(path) => {
             let file = std::fs::OpenOptions::new()

@@ -204,8 +204,15 @@ impl Redactor {
                         .collect();
                 }
                 for (key, v) in map.iter_mut() {
-                    // A value under a key that names a secret is masked whole, whatever it is.
-                    if names_a_secret(key) && !v.is_null() && self.active() {
+                    let masked = self.active()
+                        && match key_secrecy(key) {
+                            // Whatever it holds.
+                            Secrecy::Strong => !v.is_null(),
+                            // Its text; a count, a flag or what it holds inside stay.
+                            Secrecy::Weak => v.as_str().is_some_and(|s| !is_plain_value(s)),
+                            Secrecy::None => false,
+                        };
+                    if masked {
                         *v = Value::String(MASK.to_owned());
                     } else {
                         self.value(v);
@@ -299,7 +306,6 @@ fn is_plain_value(value: &str) -> bool {
         "no",
         "on",
         "off",
-        "default",
         "disabled",
         "enabled",
         "required",
@@ -322,12 +328,32 @@ fn is_plain_value(value: &str) -> bool {
     let hex_literal = value.len() <= 10
         && value.starts_with("0x")
         && value[2..].bytes().all(|b| b.is_ascii_hexdigit());
-    // A file it names, not a secret (`GOOGLE_APPLICATION_CREDENTIALS=/home/u/sa.json`).
-    let path = ["/", "./", "~/"].iter().any(|p| value.starts_with(p)) && value[1..].contains('/');
+    // A call, not a value: `auth = HTTPBasicAuth(`, `auth=(`.
+    let call = value.strip_suffix('(').is_some_and(|name| {
+        name.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'.')
+    });
     (value.len() <= 3 && value.bytes().all(|b| b.is_ascii_digit()))
         || hex_literal
-        || path
+        || call
+        || is_file_name(value)
         || WORDS.iter().any(|w| w.eq_ignore_ascii_case(value))
+}
+
+/// A file a key names rather than a secret: `GOOGLE_APPLICATION_CREDENTIALS=/home/u/sa.json`,
+/// `client_key=certs/client.key`. Path characters only (no `+` or `=`, which base64 has), a
+/// folder, and a last part with a file's extension.
+fn is_file_name(value: &str) -> bool {
+    let value = value.trim_end_matches(':');
+    let Some((stem, extension)) = value.rsplit_once('.') else {
+        return false;
+    };
+    stem.contains('/')
+        && (1..=5).contains(&extension.len())
+        && extension.bytes().all(|b| b.is_ascii_alphanumeric())
+        && stem
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"/._~-".contains(&b))
 }
 
 impl Mask {
@@ -339,9 +365,8 @@ impl Mask {
         let before = &whole.as_str()[..secret.start() - whole.start()];
         // `arn:aws:secretsmanager:...:secret:name` names a secret, a link of a `:` chain.
         let arn_part = c.name("secret_tight").is_some() && before.starts_with(':');
-        let spared = c.name("call").is_some()
-            || self.spare_plain
-                && (arn_part || is_cursor_key(before) || is_plain_value(secret.as_str()));
+        let spared = self.spare_plain
+            && (arn_part || is_cursor_key(before) || is_plain_value(secret.as_str()));
         (!spared).then_some((before, secret))
     }
 }
@@ -360,10 +385,26 @@ impl regex::Replacer for Mask {
     }
 }
 
-/// Whether a JSON key names a secret, judged by its words (`db_password`, `apiKey`, `x-auth-token`)
-/// so that `max_tokens`, `tokenizer` or `nextPageToken` are left alone. Runs for every key of
-/// every attempted query, so it allocates nothing.
+/// Whether a JSON key names a secret.
 fn names_a_secret(key: &str) -> bool {
+    key_secrecy(key) != Secrecy::None
+}
+
+/// How a JSON key names a secret.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Secrecy {
+    None,
+    /// A short word that names a secret only as the key's last word (`pass`, `x-auth`, not
+    /// `pass_rate` or `auth_type`): its text is masked.
+    Weak,
+    /// `password`, `api_key`, `token` anywhere in the key: whatever it holds.
+    Strong,
+}
+
+/// How a JSON key names a secret, judged by its words (`db_password`, `apiKey`,
+/// `x-auth-token`) so that `max_tokens`, `tokenizer` or `nextPageToken` are left alone. Runs for
+/// every key of every attempted query, so it allocates nothing.
+fn key_secrecy(key: &str) -> Secrecy {
     let mut before = Word::default();
     let mut word = Word::default();
     let mut chars = key.chars().peekable();
@@ -382,8 +423,8 @@ fn names_a_secret(key: &str) -> bool {
                     || (p.is_alphanumeric() && p.is_numeric() != c.is_numeric())
             });
         if boundary && !word.is_empty() {
-            if word.is_secret_after(&before) {
-                return true;
+            if word.secrecy_after(&before) == Secrecy::Strong {
+                return Secrecy::Strong;
             }
             before = std::mem::take(&mut word);
         }
@@ -392,7 +433,10 @@ fn names_a_secret(key: &str) -> bool {
         }
         previous = Some(c);
     }
-    !word.is_empty() && word.is_secret_after(&before)
+    if word.is_empty() {
+        return Secrecy::None;
+    }
+    word.secrecy_after(&before)
 }
 
 /// A lowercase word of a key, kept only as far as it could be one of the words judged (all
@@ -425,12 +469,12 @@ impl Word {
         std::str::from_utf8(&self.bytes[..self.len]).expect("ASCII")
     }
 
-    fn is_secret_after(&self, before: &Word) -> bool {
+    fn secrecy_after(&self, before: &Word) -> Secrecy {
         let before = (!before.is_empty()).then(|| before.as_str());
-        match self.as_str() {
-            "password" | "passwd" | "pwd" | "pw" | "pass" | "passcode" | "secret"
-            | "authorization" | "auth" | "credentials" | "credential" | "apikey" | "passphrase"
-            | "cookie" | "signature" | "sig" | "otp" => true,
+        let strong = match self.as_str() {
+            "password" | "passwd" | "pwd" | "passcode" | "secret" | "authorization"
+            | "credentials" | "apikey" | "passphrase" => true,
+            "pw" | "pass" | "auth" | "credential" | "cookie" | "otp" => return Secrecy::Weak,
             "key" => matches!(
                 before,
                 Some(
@@ -454,6 +498,11 @@ impl Word {
             // A token is a secret; a page token is a cursor.
             "token" => !before.is_some_and(is_cursor_word),
             _ => false,
+        };
+        if strong {
+            Secrecy::Strong
+        } else {
+            Secrecy::None
         }
     }
 }

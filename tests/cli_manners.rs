@@ -99,12 +99,14 @@ fn json_logs_go_to_the_log_file_never_to_stdout() {
 }
 
 #[test]
-fn the_servers_stderr_reaches_the_log_file_masked_and_stays_on_stderr() {
+fn the_servers_stderr_reaches_the_log_file_masked_whatever_the_level_and_stays_on_stderr() {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("proxy.log");
     let (code, stdout, stderr) = run(&[
         "--log-format",
         "json",
+        "--log-level",
+        "error",
         "--log-file",
         log.to_str().unwrap(),
         "--",

@@ -183,6 +183,49 @@ fn a_request_over_max_line_bytes_is_answered_when_the_server_dies_on_it() {
 }
 
 #[test]
+fn a_request_over_max_line_bytes_answered_from_its_head_is_answered_once() {
+    // A server that answers as soon as it sees an id, before the rest of the line: the
+    // request must already be waiting then, or its answer settles nothing and the proxy
+    // answers it again when the server exits.
+    let server = r#"import os, re
+pending, answered = b"", False
+while True:
+    chunk = os.read(0, 65536)
+    if not chunk:
+        break
+    pending += chunk
+    while True:
+        if not answered:
+            m = re.search(rb'"id":(\d+)', pending)
+            if m:
+                os.write(1, b'{"jsonrpc":"2.0","id":%s,"result":{}}\n' % m.group(1))
+                answered = True
+        end = pending.find(b"\n")
+        if end < 0:
+            if answered:
+                pending = b""
+            break
+        pending, answered = pending[end + 1:], False
+"#;
+    let upstream = ["python3".to_owned(), "-c".to_owned(), server.to_owned()];
+    let (_dir, path) = config("max_line_bytes = 1024\nstream_answers_over = 1024\n");
+    let mut p = Running::start(Options {
+        proxy_args: &["--config", &path],
+        upstream: Some(&upstream),
+        ..Options::default()
+    });
+    let pad = "x".repeat(300_000);
+    p.send(
+        &json!({"jsonrpc": "2.0", "id": 7, "method": "ping", "params": {"pad": pad}}).to_string(),
+    );
+    assert_eq!(p.recv()["id"], 7);
+    p.close_stdin();
+    p.wait();
+    let again = answers_by_id(&p.drain());
+    assert!(again.is_empty(), "answered again: {again:?}");
+}
+
+#[test]
 fn a_hung_upstream_is_shut_down_and_its_requests_answered() {
     let (_dir, config) = config(QUICK_SHUTDOWN);
     let mut p = Running::start(Options {

@@ -4,12 +4,12 @@
 
 /// A key that names a secret, as the start of a pattern: dotted or prefixed
 /// (`spring.datasource.password`, `DB_PASSWORD`, `x-api-key`, `dbPassword`, `--token`,
-/// `Api Key`, `APP_KEY`), quoted or not (`\"password\"` in JSON quoted in a string too), but not
+/// `Api Key`, `APP_KEY`, `HMAC_KEY`), quoted or not (`\"password\"` in JSON quoted in a string too), but not
 /// after `/` or `.` (`/etc/passwd: ...` is a path). `pass`, `pw`, `auth` and `credentials` only
 /// as words of their own: `DB_PASS`, not `bypass`.
 macro_rules! secret_key {
     () => {
-        r#"(?i)(?:^|[^/.A-Za-z0-9_])(?:[a-z0-9_-]+\.)*(?:[a-z0-9_-]*?(?:api[ _-]?key|apikey|(?:access|account|private|secret|signing|encryption|master|subscription|auth|client|app|functions|shared|hmac)[ _-]?key(?:[_-]?data)?|access[_-]?token|refresh[_-]?token|auth[_-]?token|token|secret|client[_-]?secret|secret[_-]?key[_-]?base|password|passwd|pwd|passphrase|storepass|keypass|session[_-]?(?:id|token|key)|signature)|(?:[a-z0-9_-]*[_-])?(?:pass|pw|auth|credentials?|psk|passcode|otp)|(?-i:[A-Z][A-Z0-9]*_KEY))\\?["'`]?\s*"#
+        r#"(?i)(?:^|[^/.A-Za-z0-9_])(?:[a-z0-9_-]+\.)*(?:[a-z0-9_-]*?(?:api[ _-]?key|apikey|(?:access|account|private|secret|signing|encryption|master|subscription|auth|client|app|functions|shared|hmac)[ _-]?key(?:[_-]?data)?|access[_-]?token|refresh[_-]?token|auth[_-]?token|token|secret|client[_-]?secret|secret[_-]?key[_-]?base|password|passwd|pwd|passphrase|storepass|keypass|session[_-]?(?:id|token|key)|signature)|(?:[a-z0-9_-]*[_-])?(?:pass|pw|auth|credentials?|psk|passcode|otp)|(?-i:(?:APP|HMAC|STRIPE|JWT|CRYPT|CIPHER|LICENSE|SENDGRID|MAILGUN|TWILIO)_KEY))\\?["'`]?\s*"#
     };
 }
 
@@ -28,8 +28,8 @@ pub const DEFAULT_PATTERNS: &[(&str, &str)] = &[
     ),
     (
         "connection-string-password",
-        // ADO.NET and ODBC: after a `;`, a password runs to the next `;`, spaces and all.
-        r#"(?i)(?:^|;)\s*(?:password|pwd)\s*=\s*(?P<secret>[^;\r\n"']*[^;\s"'][^;\r\n"']*)"#,
+        // ADO.NET and ODBC: between `;`s, a password runs to the next `;`, spaces and all.
+        r#"(?i);\s*(?:password|pwd)\s*=\s*(?P<secret>[^;\r\n"']*[^;\s"'][^;\r\n"']*);"#,
     ),
     (
         "credential-pair",
@@ -45,12 +45,11 @@ pub const DEFAULT_PATTERNS: &[(&str, &str)] = &[
         // A quoted value after any separator (`=`, `:`, `:=`, `=>`) goes to its closing quote
         // (a passphrase has spaces; `\"` inside does not end it; in JSON quoted in a string, to
         // its `\"`), or brace (ODBC's `Pwd={..}`); a bare one after `=` (or a `:` with no space)
-        // to the next space, delimiter or escaped line end (`\r\n` in a dumped request), and is
-        // no value when a call follows (`auth = HTTPBasicAuth(...)`).
+        // to the next space, delimiter or escaped line end (`\r\n` in a dumped request).
         concat!(
             secret_key!(),
             r#"(?:(?::=|=>|=|:)\s*(?:\\"(?P<secret_esc>(?:[^"\\\r\n]|\\[^"])+)\\"|b?"(?P<secret>(?:[^"\\\r\n]|\\.)+)"|b?'(?P<secret_sq>[^'\r\n]+)'|`(?P<secret_bt>[^`\r\n]+)`|\{(?P<secret_br>[^}\r\n]+)\})"#,
-            r#"|(?::=|=>|=)\s*(?P<secret_bare>(?:[^\s"'`&,;}()\\]|\\[^rnt"])+)(?P<call>\()?|:(?P<secret_tight>(?:[^\s"'`&,;})\\]|\\[^rnt"])+))"#,
+            r#"|(?::=|=>|=)\s*(?P<secret_bare>(?:[^\s"'`&,;})\\]|\\[^rnt"])+)|:(?P<secret_tight>(?:[^\s"'`&,;})\\]|\\[^rnt"])+))"#,
         ),
     ),
     (
@@ -61,7 +60,7 @@ pub const DEFAULT_PATTERNS: &[(&str, &str)] = &[
         // `token: invalid_grant`, `password: too-short` are words to keep.
         concat!(
             secret_key!(),
-            r#":\s+(?P<secret>[a-z]*[^a-z0-9=\s"'`&,;}).:!?_/(<\[\\-][^\s"'`&,;}):\\]*|[a-z]+[0-9][^\s"'`&,;}):\\]*|[0-9]+[^0-9\s"'`&,;}):\\/][^\s"'`&,;}):\\]*|[0-9]{6,}|[a-z]{16,}|[a-z0-9+/=]{30,}|[a-z]+(?:[_-][a-z]+)*[_-][0-9][^\s"'`&,;}):\\]*)(?:$|[\s"'`&,;})]|\\[rnt])"#,
+            r#":\s+(?P<secret>[a-z]*[^a-z0-9=\s"'`&,;}).:!?_/(<\[\\-][^\s"'`&,;}):\\]*|[a-z]+[0-9][^\s"'`&,;}):\\]*|[0-9]+[^0-9\s"'`&,;}):\\/][^\s"'`&,;}):\\]*|[0-9]{6,}|[a-z]{16,}|[a-z0-9+/=]{30,}|[a-z]+(?:[_-][a-z]+)*[_-][0-9]{3,}[^\s"'`&,;}):\\]*)(?:$|[\s"'`&,;})]|\\[rnt])"#,
         ),
     ),
     (
@@ -120,13 +119,21 @@ pub const DEFAULT_PATTERNS: &[(&str, &str)] = &[
     (
         "url-query-secret",
         // Query parameters that carry a credential under a name too plain for `key-value`: an
-        // OAuth code and its verifier, `key=` (Trello, Google), `appid=` (OpenWeather).
-        r#"[?&#](?:code|code_verifier|key|appid|app_key)=(?P<secret>[^&#\s"']+)"#,
+        // OAuth code and its verifier, `key=` (Trello, Google), `appid=` (OpenWeather); long
+        // enough to be one (`?code=DEU`, `?key=reports/q3.pdf` stay).
+        r#"[?&#](?:code|code_verifier|key|appid|app_key)=(?P<secret>[A-Za-z0-9_~+=-]{16,})"#,
+    ),
+    (
+        "kube-bootstrap-token",
+        // `abcdef.0123456789abcdef`, where a token is given (the shape alone is an asset's
+        // name: `styles.ef46db3751d8e999.css`).
+        r"(?i)(?:bootstrap-token-|--token[ =]|token[:=]\s*)(?P<secret>[a-z0-9]{6}\.[a-z0-9]{16})(?-u:\b)",
     ),
     (
         "basic-credentials",
-        // `Basic <base64>` with no header name before it (plain words after it stay).
-        r"(?-u:\b)Basic\s+(?P<secret>[A-Za-z0-9+/]{12,}={0,2})",
+        // `Basic <base64>` with no header name before it: with a digit, a sign or padding
+        // (`Basic authentication`, `Basic Subscription` stay).
+        r"(?-u:\b)Basic\s+(?P<secret>[A-Za-z0-9+/]*[0-9+/][A-Za-z0-9+/]*={0,2}|[A-Za-z0-9+/]+={1,2})",
     ),
     (
         "percent-encoded",
@@ -160,11 +167,11 @@ pub const DEFAULT_PATTERNS: &[(&str, &str)] = &[
     ),
     (
         "url-credentials",
-        // The user may be empty (`redis://:secret@host`) or an address (`smtp://a@b.c:x@host`);
-        // the password runs to the last `@`
+        // The user may be empty (`redis://:secret@host`) or an address (`smtp://a@b.c:x@host`,
+        // but `smtp://a@b.c:587,c@d.e` is a port); the password runs to the last `@`
         // before the host (`user:p@ss@host`), within the authority (`host:3000?email=a@b` has
         // none).
-        r"(?i)(?-u:\b)[a-z][a-z0-9+.-]*://[^/\s:]*:(?P<secret>[^\s/?#]+)@",
+        r"(?i)(?-u:\b)[a-z][a-z0-9+.-]*://(?:[^/\s:@]*:(?P<secret>[^\s/?#]+)|[^/\s:@]+@[^/\s:@]+:(?P<secret_sq>[^\s/?#,@]+))@",
     ),
     (
         "aws-access-key",
@@ -207,7 +214,7 @@ pub const DEFAULT_PATTERNS: &[(&str, &str)] = &[
         // Google OAuth (`ya29.`), Vault, Stripe webhooks, Atlassian, Linear, Notion, Airtable,
         // Postman, Grafana, Supabase, Square, Groq, xAI, Replicate, Perplexity, age, Docker Hub,
         // Sentry, Terraform Cloud, LangSmith, Bitbucket, Pulumi, Google OAuth clients, codes and
-        // refresh tokens, Kubernetes bootstrap tokens.
+        // refresh tokens.
         concat!(
             r"(?-u:\b)(?:ya29\.[A-Za-z0-9_-]{20,}|hvs\.[A-Za-z0-9_-]{24,}|whsec_[A-Za-z0-9+/=]{24,}",
             r"|ATATT3x[A-Za-z0-9_=-]{40,}|lin_api_[A-Za-z0-9]{32,}|ntn_[A-Za-z0-9]{40,}|secret_[A-Za-z0-9]{40,}",
@@ -216,7 +223,7 @@ pub const DEFAULT_PATTERNS: &[(&str, &str)] = &[
             r"|r8_[A-Za-z0-9]{30,}|pplx-[A-Za-z0-9]{40,}|AGE-SECRET-KEY-1[0-9A-Z]{50,}",
             r"|dckr_pat_[A-Za-z0-9_-]{20,}|sntrys_[A-Za-z0-9+/=_]{20,}|[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_-]{40,}",
             r"|lsv2_(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10}|ATBB[A-Za-z0-9]{28,}|pul-[a-f0-9]{40}",
-            r"|GOCSPX-[A-Za-z0-9_-]{24,}|1//0[A-Za-z0-9_-]{30,}|4/0A[A-Za-z0-9_-]{20,}|[a-z0-9]{6}\.[a-z0-9]{16}(?-u:\b))",
+            r"|GOCSPX-[A-Za-z0-9_-]{24,}|1//0[A-Za-z0-9_-]{30,}|4/0A[A-Za-z0-9_-]{20,})",
         ),
     ),
     (

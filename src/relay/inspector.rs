@@ -179,9 +179,9 @@ impl Inspector {
         effects
     }
 
-    /// A client line too long to hold went through unparsed (`delivered`), or was lost for
-    /// want of an upstream (one restarting). A request in it waits for its answer like any
-    /// other, and is answered if the upstream dies first; one that was lost is answered now.
+    /// A client line too long to hold goes through unparsed (`delivered`), or was lost for
+    /// want of an upstream (one restarting, or gone). A request in it waits for its answer like
+    /// any other, and is answered if the upstream dies first; one that was lost is answered now.
     pub fn client_long_line(&self, line: &IdScanner, delivered: bool) -> Effects {
         let mut effects = Effects::default();
         let id = line.id().filter(|_| line.is_request()).and_then(raw_id);
@@ -197,7 +197,7 @@ impl Inspector {
                 -32603,
                 &format!(
                     "mcp-errnorm: a '{method}' request larger than max_line_bytes could not \
-                     reach the MCP server, which was restarting; send it again"
+                     reach the MCP server (restarting, or gone); send it again"
                 ),
             ));
         }

@@ -34,6 +34,7 @@ use tokio::time::{sleep_until, timeout, Instant};
 
 pub use inspector::{Effects, Inspector, Retry, Stats};
 use pumps::{off_thread, Io, PumpEnd};
+pub use stderr::SERVER_STDERR;
 
 use crate::config::{Flags, Settings};
 use crate::reload;

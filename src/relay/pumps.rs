@@ -400,24 +400,19 @@ pub(super) fn client_pump(io: Arc<Io>) {
                     max_line = io.max_line,
                     "a client line is larger than max_line_bytes: passed through unparsed"
                 );
-                // Only its top level is followed, for the id and method of a request in it.
-                let mut scanner = IdScanner::default();
-                scanner.feed(&first);
                 let mut upstream = io.upstream.lock();
-                upstream.write_through(&first);
+                let mut line = LongLine::default();
+                line.pass(&io, &mut upstream, &first);
                 // All of it is read, written or not, so that the next line is whole.
                 let _ = stdin.pass_rest(|piece| {
-                    scanner.feed(piece);
-                    upstream.write_through(piece);
+                    line.pass(&io, &mut upstream, piece);
                     Ok::<(), ()>(())
                 });
-                let delivered = upstream.pipe.is_some();
-                if !delivered {
+                if upstream.pipe.is_none() {
                     tracing::warn!("an oversized client line was lost: no upstream to take it");
                 }
                 upstream.flush();
-                // Registered while the upstream's end is held, as `client_line` is.
-                let effects = io.inspector.client_long_line(&scanner, delivered);
+                let effects = line.finish(&io, &upstream);
                 if !effects.to_client.is_empty() {
                     let _ = io.client.send(&effects.to_client, true);
                 }
@@ -432,6 +427,37 @@ pub(super) fn client_pump(io: Arc<Io>) {
     io.client_eof.store(true, Ordering::SeqCst);
     io.upstream.close();
     io.client_closed.notify_one();
+}
+
+/// A client line too long to hold, on its way to the upstream through the client pump: only its
+/// top level is followed, for the id and method of a request in it.
+#[derive(Default)]
+struct LongLine {
+    scanner: IdScanner,
+    registered: bool,
+}
+
+impl LongLine {
+    /// Writes a piece of the line, registering the request in it first as soon as the pieces
+    /// so far tell it is one: a server may answer from the head of a line, and its answer must
+    /// find the request waiting.
+    fn pass(&mut self, io: &Io, upstream: &mut Inlet, piece: &[u8]) {
+        self.scanner.feed(piece);
+        if !self.registered && upstream.pipe.is_some() && self.scanner.method().is_some() {
+            io.inspector.client_long_line(&self.scanner, true);
+            self.registered = self.scanner.is_request();
+        }
+        upstream.write_through(piece);
+    }
+
+    /// What the client gets now: an answer to a request that never reached an upstream.
+    fn finish(&self, io: &Io, upstream: &Inlet) -> Effects {
+        if self.registered {
+            return Effects::default();
+        }
+        io.inspector
+            .client_long_line(&self.scanner, upstream.pipe.is_some())
+    }
 }
 
 /// How an upstream pump ended.

@@ -19,6 +19,10 @@ use tokio::sync::oneshot;
 
 use crate::redact::Redactor;
 
+/// The target of the server's lines in the log file, which every log level lets through: the
+/// file is where a client that discards stderr keeps them.
+pub const SERVER_STDERR: &str = "server_stderr";
+
 /// The most of a line held before it is copied on (a secret cut in two is not found).
 const PIECE: u64 = 1 << 20;
 /// The most of a private key's lines held together so that its pattern (BEGIN to END) sees
@@ -28,7 +32,8 @@ const KEY_BLOCK: usize = 64 << 10;
 /// Copies `from` to our stderr until it closes, then says so through `done`; also to the log
 /// when it goes to a file (`to_log`).
 pub(super) fn copy(from: OwnedFd, redactor: Redactor, to_log: bool, done: oneshot::Sender<()>) {
-    let log = |line: &str| tracing::info!(stream = "server stderr", "{line}");
+    let log =
+        |line: &str| tracing::info!(target: SERVER_STDERR, stream = "server stderr", "{line}");
     copy_lines(
         BufReader::new(File::from(from)),
         std::io::stderr(),
