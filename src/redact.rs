@@ -237,7 +237,8 @@ impl Redactor {
 }
 
 /// Replaces a match with [`MASK`]: only its secret group where it has one, so the reader still
-/// sees which key or scheme it was; a shipped pattern leaves a page cursor's value as it is.
+/// sees which key or scheme it was; a shipped pattern leaves a page cursor's value, and a plain
+/// value ([`is_plain_value`]), as they are.
 struct Mask {
     spare_plain: bool,
 }
