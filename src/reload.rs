@@ -11,6 +11,7 @@ use arc_swap::ArcSwap;
 use tokio::signal::unix::{signal, SignalKind};
 
 use crate::config::{Flags, Settings};
+use crate::diagnostic::Diagnostics;
 use crate::rewrite::Rewriter;
 
 /// How often the files are looked at: a change applies within this (well under a second).
@@ -63,7 +64,11 @@ pub async fn watch(flags: Flags, mut files: Vec<PathBuf>, shared: SharedRewriter
             }
             _ = sighup.recv() => "SIGHUP",
         };
-        match Settings::load(&flags) {
+        let Some(loaded) = load_off_thread(&flags).await else {
+            tracing::error!("not reloaded ({reason}): cannot start a thread to load the files");
+            continue;
+        };
+        match loaded {
             Ok(settings) => {
                 files = settings.files.clone();
                 seen = fingerprint(&files);
@@ -86,4 +91,18 @@ pub async fn watch(flags: Flags, mut files: Vec<PathBuf>, shared: SharedRewriter
             }
         }
     }
+}
+
+/// Loads the files on a thread of its own: a slow load (a thousand large regexes take seconds)
+/// must not hold up the runtime, which also passes signals on and shuts the proxy down.
+async fn load_off_thread(flags: &Flags) -> Option<Result<Settings, Diagnostics>> {
+    let (done, loaded) = tokio::sync::oneshot::channel();
+    let flags = flags.clone();
+    std::thread::Builder::new()
+        .name("mcp-errnorm-reload".into())
+        .spawn(move || {
+            let _ = done.send(Settings::load(&flags));
+        })
+        .ok()?;
+    loaded.await.ok()
 }

@@ -346,6 +346,33 @@ fn a_rule_file_named_by_a_refused_config_is_watched_until_it_loads() {
 }
 
 #[test]
+fn a_rule_file_replaced_by_a_fifo_is_refused_and_the_proxy_still_shuts_down() {
+    let dir = tempfile::tempdir().unwrap();
+    let rules = write(
+        dir.path(),
+        "r.toml",
+        "[[rule]]\nid = \"kept\"\nmatch = \"jammed\"\ncategory = \"transient\"\n",
+    );
+    let mut p = Running::proxy(&["--rules", &rules]);
+    let mut id = 0;
+    assert_eq!(await_rule(&mut p, &mut id, json!("kept")), "kept");
+    // Reading a FIFO waits for a writer: the reload must not, nor hold up the shutdown.
+    std::fs::remove_file(&rules).unwrap();
+    let path = std::ffi::CString::new(rules.as_str()).unwrap();
+    // SAFETY: a valid C string.
+    assert_eq!(unsafe { libc::mkfifo(path.as_ptr(), 0o600) }, 0);
+    std::thread::sleep(Duration::from_millis(800));
+    assert_eq!(await_rule(&mut p, &mut id, json!("kept")), "kept");
+    p.close_stdin();
+    p.wait();
+    let stderr = p.stderr();
+    assert!(
+        stderr.contains(&format!("{rules}: cannot read: not a regular file")),
+        "{stderr}"
+    );
+}
+
+#[test]
 fn sighup_reloads() {
     let dir = tempfile::tempdir().unwrap();
     let rules = write(
