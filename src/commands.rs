@@ -36,6 +36,26 @@ pub fn check(flags: &Flags) -> i32 {
     };
     let rules = &settings.rules;
     let mut status = 0;
+    // Opened only when the proxy starts: a folder that is not there would stop it then.
+    for (key, path) in [
+        ("log_file", &settings.log_file),
+        ("log_unmatched", &settings.log_unmatched),
+    ] {
+        let folder = path.as_deref().and_then(Path::parent).map(|p| {
+            if p.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                p
+            }
+        });
+        if let Some(folder) = folder.filter(|f| !f.is_dir()) {
+            eprintln!(
+                "{key}: the folder {} does not exist: the proxy would not start",
+                folder.display()
+            );
+            status = exit::USAGE;
+        }
+    }
     for finding in find_shadowed(rules) {
         let severity = if finding.is_error { "error" } else { "warning" };
         eprintln!("{}: {severity}", finding.diagnostic);

@@ -163,60 +163,91 @@ impl Settings {
                 Err(d) => problems.push(d),
             }
         }
-        if !problems.is_empty() {
-            return Err(Diagnostics(problems));
-        }
+        let all_read = problems.is_empty();
         let use_defaults = !flags.no_default_rules && config.default_rules.unwrap_or(true);
         let defaults = if use_defaults {
             default_sources()
         } else {
             Vec::new()
         };
-        let rules = RuleSet::load(&user, &defaults)?;
+        // Every problem is listed, from the rules to the last key, before giving up.
+        let rules = all_read
+            .then(|| RuleSet::load(&user, &defaults).map_err(|d| problems.extend(d.0)))
+            .and_then(Result::ok);
         // A value the file's syntax allows but the proxy cannot use, located at its key.
-        let config_problem = |key: &str, message: String| {
-            let file = flags.config.as_deref().map_or_else(
-                || SourceFile::new("(config)", ""),
-                |p| SourceFile::read(p).unwrap_or_else(|d| SourceFile::new(d.file, "")),
-            );
-            let at = key_offset(&file.text, key).map(|o| o..o);
-            Diagnostics(vec![file.diagnostic(at, None, message)])
+        let config_file = flags.config.as_deref().map_or_else(
+            || SourceFile::new("(config)", ""),
+            |p| SourceFile::read(p).unwrap_or_else(|d| SourceFile::new(d.file, "")),
+        );
+        let mut note = |key: &str, message: String| {
+            let at = key_offset(&config_file.text, key).map(|o| o..o);
+            problems.push(config_file.diagnostic(at, None, message));
         };
         let policy = Policy::new(config.retry, config.timeouts, config.breaker)
-            .map_err(|(key, message)| config_problem(key, message))?;
+            .map_err(|(key, message)| note(key, message))
+            .ok();
         let mut empty = GlobSetBuilder::new();
         for glob in &config.not_found_is_empty {
-            empty.add(Glob::new(glob).map_err(|e| {
-                config_problem(
+            match Glob::new(glob) {
+                Ok(glob) => {
+                    empty.add(glob);
+                }
+                Err(e) => note(
                     "not_found_is_empty",
                     format!("invalid glob '{glob}' in not_found_is_empty: {e}"),
-                )
-            })?);
+                ),
+            }
         }
         let not_found_is_empty = empty
             .build()
-            .map_err(|e| config_problem("not_found_is_empty", e.to_string()))?;
+            .map_err(|e| note("not_found_is_empty", e.to_string()))
+            .ok();
         let redactor = Redactor::new(&config.redact)
-            .map_err(|message| config_problem("redact.patterns", message))?;
+            .map_err(|message| note("redact.patterns", message))
+            .ok();
         let max_line_bytes = config.max_line_bytes.unwrap_or(16 << 20);
         if max_line_bytes < 1024 {
-            return Err(config_problem(
+            note(
                 "max_line_bytes",
                 format!("max_line_bytes must be at least 1024, not {max_line_bytes}"),
-            ));
+            );
         }
         // Past a pipe's worth, a held answer would make the client wait for all of it twice over.
         let stream_answers_over = config.stream_answers_over.unwrap_or(64 << 10);
         if stream_answers_over < 1024 {
-            return Err(config_problem(
+            note(
                 "stream_answers_over",
                 format!("stream_answers_over must be at least 1024, not {stream_answers_over}"),
-            ));
+            );
         }
         let log_level = flags.log_level.clone().or(config.log_level);
         if let Some(level) = &log_level {
-            check_log_level(level).map_err(|message| config_problem("log_level", message))?;
+            if let Err(message) = check_log_level(level) {
+                note("log_level", message);
+            }
         }
+        // The server's environment: what `execve` cannot take is said here, at its key.
+        for (name, value) in &config.env {
+            if name.is_empty() || name.contains(['=', '\0']) || value.contains('\0') {
+                note(
+                    "env",
+                    format!(
+                        "[env] '{}': a variable's name must be non-empty, without '=' or NUL, \
+                         and its value without NUL",
+                        name.escape_debug()
+                    ),
+                );
+            }
+        }
+        let (Some(rules), Some(policy), Some(not_found_is_empty), Some(redactor), true) = (
+            rules,
+            policy,
+            not_found_is_empty,
+            redactor,
+            problems.is_empty(),
+        ) else {
+            return Err(Diagnostics(problems));
+        };
         Ok(Settings {
             max_line_bytes,
             stream_answers_over,

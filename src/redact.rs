@@ -97,6 +97,12 @@ impl Redactor {
         });
         let yours = config.patterns.iter().map(|p| {
             let regex = compile(p).map_err(|e| format!("invalid redaction pattern '{p}': {e}"))?;
+            if regex.is_match("") {
+                return Err(format!(
+                    "redaction pattern '{p}' matches an empty text: it would mask between every \
+                     two characters"
+                ));
+            }
             Ok(Pattern {
                 text: p.clone(),
                 compiled: OnceLock::from(regex),

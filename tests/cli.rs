@@ -76,6 +76,47 @@ fn a_broken_config_exits_64() {
 }
 
 #[test]
+fn every_problem_of_a_config_is_listed_and_nothing_starts() {
+    let dir = tempfile::tempdir().unwrap();
+    let rules = dir.path().join("r.toml");
+    std::fs::write(
+        &rules,
+        "[[rule]]\nid = \"bad\"\nmatch = \"(x\"\ncategory = \"business\"\n",
+    )
+    .unwrap();
+    let config = dir.path().join("c.toml");
+    std::fs::write(
+        &config,
+        "rules = [\"r.toml\"]\nmax_line_bytes = 10\n\n[redact]\npatterns = [\"(?P<secret>x)?\"]\n\n\
+         [env]\n\"PATH=/evil\" = \"x\"\nOK = \"a\\u0000b\"\n",
+    )
+    .unwrap();
+    let marker = dir.path().join("started");
+    let (code, _, stderr) = run(&[
+        "--config",
+        config.to_str().unwrap(),
+        "--",
+        "touch",
+        marker.to_str().unwrap(),
+    ]);
+    assert_eq!(code, Some(64), "{stderr}");
+    assert!(!marker.exists(), "nothing starts");
+    let c = config.display();
+    for expected in [
+        format!("{}:3:9: rule 'bad': invalid regex", rules.display()),
+        format!("{c}:2:1: max_line_bytes must be at least 1024"),
+        format!("{c}:5:1: redaction pattern '(?P<secret>x)?' matches an empty text"),
+        "[env] 'PATH=/evil'".to_owned(),
+        "[env] 'OK'".to_owned(),
+    ] {
+        assert!(
+            stderr.contains(&expected),
+            "{expected} missing from:\n{stderr}"
+        );
+    }
+}
+
+#[test]
 fn usage_errors_exit_64_and_help_exits_0() {
     assert_eq!(run(&["--no-such-flag"]).0, Some(64));
     assert_eq!(run(&[]).0, Some(64), "a command is required");

@@ -84,6 +84,26 @@ fn check_reports_a_failing_example_with_exit_1() {
 }
 
 #[test]
+fn check_refuses_what_would_stop_the_proxy_at_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = write(
+        dir.path(),
+        "c.toml",
+        "log_file = \"no/such/folder/proxy.log\"\n[env]\n\"A=B\" = \"1\"\n",
+    );
+    let (code, _, stderr) = run(&["check", "--config", &config]);
+    assert_eq!(code, Some(64));
+    assert!(stderr.contains("[env] 'A=B'"), "{stderr}");
+    std::fs::write(&config, "log_file = \"no/such/folder/proxy.log\"\n").unwrap();
+    let (code, _, stderr) = run(&["check", "--config", &config]);
+    assert_eq!(code, Some(64));
+    assert!(
+        stderr.contains("log_file: the folder") && stderr.contains("does not exist"),
+        "{stderr}"
+    );
+}
+
+#[test]
 fn check_rejects_invalid_files_and_unreachable_rules_with_64() {
     let dir = tempfile::tempdir().unwrap();
     let bad = write(
