@@ -203,6 +203,13 @@ impl RunArgs {
 
 /// Runs the command line; returns the process exit code.
 pub fn main(cli: Cli) -> i32 {
+    if cli.command.is_some() {
+        // The tools end as any Unix tool does when their reader goes (`classify --jsonl |
+        // head -1`), where Rust's ignored SIGPIPE would make their next print panic. The proxy
+        // keeps it ignored: a client gone is an error it handles.
+        // SAFETY: setting a signal's disposition to its default, before any thread starts.
+        unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
+    }
     match cli.command {
         Some(Command::Demo { profile }) => {
             let _ = init_logging(None, LogFormat::Text, None);

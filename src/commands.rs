@@ -204,7 +204,7 @@ pub fn classify(args: &ClassifyArgs) -> i32 {
 
 fn classify_lines(rewriter: &Rewriter) -> i32 {
     let mut status = 0;
-    for (n, line) in std::io::stdin().lock().lines().enumerate() {
+    for (n, line) in std::io::stdin().lock().split(b'\n').enumerate() {
         let line = match line {
             Ok(line) => line,
             Err(e) => {
@@ -212,10 +212,11 @@ fn classify_lines(rewriter: &Rewriter) -> i32 {
                 return exit::USAGE;
             }
         };
-        if line.trim().is_empty() {
+        if line.trim_ascii().is_empty() {
             continue;
         }
-        match serde_json::from_str::<Record>(&line) {
+        // A line that is no record (not JSON, not UTF-8) is said in its place.
+        match serde_json::from_slice::<Record>(&line) {
             Ok(record) => println!("{}", structured(rewriter, record.failure()).canonical()),
             Err(e) => {
                 // One output line per input line, so results stay aligned with their inputs.
@@ -235,8 +236,8 @@ pub fn coverage(flags: &Flags, file: &Path) -> i32 {
         Ok(s) => s,
         Err(code) => return code,
     };
-    let text = match std::fs::read_to_string(file) {
-        Ok(text) => text,
+    let bytes = match std::fs::read(file) {
+        Ok(bytes) => bytes,
         Err(e) => {
             eprintln!("{}: cannot read: {e}", file.display());
             return exit::USAGE;
@@ -245,11 +246,12 @@ pub fn coverage(flags: &Flags, file: &Path) -> i32 {
     let mut by_rule: BTreeMap<String, usize> = BTreeMap::new();
     let mut by_category: BTreeMap<&'static str, usize> = BTreeMap::new();
     let (mut total, mut unclassified, mut unreadable) = (0, 0, 0);
-    for (n, line) in text.lines().enumerate() {
-        if line.trim().is_empty() {
+    for (n, line) in bytes.split(|&b| b == b'\n').enumerate() {
+        if line.trim_ascii().is_empty() {
             continue;
         }
-        let record: Record = match serde_json::from_str(line) {
+        // A line that is not JSON (or not UTF-8) is counted as unreadable, not the whole file.
+        let record: Record = match serde_json::from_slice(line) {
             Ok(record) => record,
             Err(e) => {
                 eprintln!("{}:{}: not a failure record: {e}", file.display(), n + 1);
@@ -298,7 +300,9 @@ pub fn init(dir: &Path) -> i32 {
         ("config.toml", STARTER_CONFIG),
         ("rules.toml", STARTER_RULES),
     ];
-    if let Some((name, _)) = files.iter().find(|(name, _)| dir.join(name).exists()) {
+    // Anything there counts, a link to nowhere too (`exists` follows it and says no).
+    let taken = |name: &&str| std::fs::symlink_metadata(dir.join(name)).is_ok();
+    if let Some((name, _)) = files.iter().find(|(name, _)| taken(name)) {
         eprintln!(
             "mcp-errnorm init: {} already exists; nothing written",
             dir.join(name).display()

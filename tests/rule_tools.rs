@@ -233,6 +233,83 @@ fn init_writes_starters_that_check_clean_and_never_overwrites() {
 }
 
 #[test]
+fn init_counts_a_link_to_nowhere_as_taken_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink("/nonexistent/target", dir.path().join("rules.toml")).unwrap();
+    let (code, _, stderr) = run_in(dir.path(), &["init"], "");
+    assert_eq!(code, Some(73), "{stderr}");
+    assert!(!dir.path().join("config.toml").exists(), "half written");
+}
+
+#[test]
+fn classify_jsonl_answers_a_line_that_is_not_utf8_in_its_place_and_goes_on() {
+    let mut child = Command::new(BIN)
+        .args(["classify", "--jsonl"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let input: &[u8] = b"{\"text\":\"ENOENT: x\"}\n{\"text\":\"\xff\"}\n{\"text\":\"ETIMEDOUT\"}\n";
+    child.stdin.take().unwrap().write_all(input).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let lines: Vec<Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 3, "{lines:?}");
+    assert!(lines[1]["error"].as_str().unwrap().starts_with("stdin:2:"));
+    assert_eq!(lines[2]["errorCode"], "TIMEOUT");
+}
+
+#[test]
+fn coverage_counts_a_line_that_is_not_utf8_as_unreadable() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("u.jsonl");
+    std::fs::write(&log, b"{\"text\":\"ENOENT: x\"}\n{\"text\":\"\xff\"}\n").unwrap();
+    let (code, stdout, stderr) = run(&["coverage", log.to_str().unwrap()]);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(
+        stdout.contains("1 failures, 0 unclassified (0.0%), 1 unreadable lines"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn a_tool_whose_reader_goes_away_ends_quietly() {
+    use std::io::BufRead;
+    use std::os::unix::process::ExitStatusExt;
+    let mut child = Command::new(BIN)
+        .args(["classify", "--jsonl"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || {
+        for _ in 0..20_000 {
+            if stdin.write_all(b"{\"text\":\"ENOENT: x\"}\n").is_err() {
+                return;
+            }
+        }
+    });
+    // `| head -1`: one line read, then the pipe closed.
+    let mut first = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    assert!(first.contains("NOT_FOUND"), "{first}");
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(out.status.signal(), Some(libc::SIGPIPE), "{:?}", out.status);
+}
+
+#[test]
 fn unmatched_failures_are_logged_and_coverage_reads_them() {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("unmatched.jsonl").display().to_string();
