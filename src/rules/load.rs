@@ -79,6 +79,7 @@ pub(super) struct Loaded {
 pub(super) fn compile_file(
     file: &SourceFile,
     user: bool,
+    budget: &mut Option<usize>,
     problems: &mut Vec<Diagnostic>,
 ) -> Vec<Loaded> {
     // The embedded files are valid by construction (a test loads them with every check), so
@@ -95,7 +96,7 @@ pub(super) fn compile_file(
     };
     doc.rule
         .into_iter()
-        .filter_map(|raw| compile_rule(file, &lines, user, trusted, raw, problems))
+        .filter_map(|raw| compile_rule(file, &lines, user, trusted, raw, budget, problems))
         .collect()
 }
 
@@ -105,6 +106,7 @@ fn compile_rule(
     user: bool,
     trusted: bool,
     raw: RawRule,
+    budget: &mut Option<usize>,
     problems: &mut Vec<Diagnostic>,
 ) -> Option<Loaded> {
     let id = raw.id.get_ref().clone();
@@ -117,9 +119,28 @@ fn compile_rule(
         problem(raw.id.span(), "'id' must not be empty".into());
     }
     let (regex, capture_names) = match raw.pattern.as_ref() {
-        Some(p) if trusted => (Some(LazyRegex::unchecked(p.get_ref())), None),
+        // Once the table is over its regex budget, it is refused: compiling the rest (a second
+        // each for a few hundred large ones) would only delay saying so.
+        Some(p) if trusted || budget.is_none() => (Some(LazyRegex::unchecked(p.get_ref())), None),
         Some(p) => match LazyRegex::new(p.get_ref()) {
-            Ok((regex, captures)) => (Some(regex), Some(captures)),
+            Ok((_, _, size)) if Some(size) > *budget => {
+                problem(
+                    p.span(),
+                    format!(
+                        "the rules' regexes together take more than {} MiB compiled (this one \
+                         {} KiB): use fewer or smaller patterns (`(?-u:\\w)` is far smaller \
+                         than `\\w`, a bounded repeat is copied as often as its bound)",
+                        super::TABLE_REGEX_LIMIT >> 20,
+                        size >> 10
+                    ),
+                );
+                *budget = None;
+                (None, Some(Vec::new()))
+            }
+            Ok((regex, captures, size)) => {
+                *budget = budget.map(|left| left - size);
+                (Some(regex), Some(captures))
+            }
             Err(e) => {
                 problem(p.span(), format!("invalid regex in 'match': {e}"));
                 (None, Some(Vec::new()))

@@ -35,11 +35,21 @@ pub(crate) struct LazyRegex {
 }
 
 impl LazyRegex {
-    /// Compiles `pattern` to check it, and keeps only the text.
-    pub(crate) fn new(pattern: &str) -> Result<(LazyRegex, Vec<String>), regex::Error> {
+    /// Compiles `pattern` to check it, and keeps only the text; with its capture names and
+    /// the bytes its NFA takes, which count against [`TABLE_REGEX_LIMIT`].
+    pub(crate) fn new(pattern: &str) -> Result<(LazyRegex, Vec<String>, usize), regex::Error> {
         let regex = build(pattern)?;
         let captures = regex.capture_names().flatten().map(str::to_owned).collect();
-        Ok((LazyRegex::unchecked(pattern), captures))
+        drop(regex);
+        let size = regex_automata::nfa::thompson::NFA::compiler()
+            .configure(
+                regex_automata::nfa::thompson::Config::new()
+                    .which_captures(regex_automata::nfa::thompson::WhichCaptures::None)
+                    .nfa_size_limit(Some(REGEX_SIZE_LIMIT)),
+            )
+            .build(pattern)
+            .map_or(REGEX_SIZE_LIMIT, |nfa| nfa.memory_usage());
+        Ok((LazyRegex::unchecked(pattern), captures, size))
     }
 
     /// A pattern known to compile: one of the embedded rules, which the test suite loads with
@@ -79,6 +89,10 @@ fn build_first_pass(patterns: &[&str]) -> Result<FirstPass, String> {
 /// Compiled size limit of one rule's regex: rule files are input, not code, and a pathological
 /// pattern must not eat the proxy's memory.
 const REGEX_SIZE_LIMIT: usize = 1 << 20;
+/// Compiled size limit of all the user rules' regexes together: a thousand regexes just under
+/// [`REGEX_SIZE_LIMIT`] took a gigabyte and seconds to start and to classify the first failure.
+/// Real tables are far below it (the 160 embedded rules take about 1.5 MB in the first pass).
+pub const TABLE_REGEX_LIMIT: usize = 32 << 20;
 /// Named captures with a meaning of their own: a retry delay found in the text, and its unit.
 pub const RETRY_AFTER_CAPTURE: &str = "retry_after";
 pub const RETRY_AFTER_UNIT_CAPTURE: &str = "retry_after_unit";
@@ -241,13 +255,15 @@ impl RuleSet {
     /// Compiles user rule files (tried first, in order) layered over the default files.
     pub fn load(user: &[SourceFile], defaults: &[SourceFile]) -> Result<RuleSet, Diagnostics> {
         let mut problems = Vec::new();
+        // What the user rules' regexes may still take; `None` once they took too much.
+        let mut budget = Some(TABLE_REGEX_LIMIT);
         let mut user_rules = Vec::new();
         for file in user {
-            user_rules.extend(load::compile_file(file, true, &mut problems));
+            user_rules.extend(load::compile_file(file, true, &mut budget, &mut problems));
         }
         let mut default_rules = Vec::new();
         for file in defaults {
-            default_rules.extend(load::compile_file(file, false, &mut problems));
+            default_rules.extend(load::compile_file(file, false, &mut budget, &mut problems));
         }
         load::check_unique_ids(&user_rules, &mut problems);
         load::check_unique_ids(&default_rules, &mut problems);

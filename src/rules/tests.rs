@@ -227,3 +227,21 @@ fn a_tools_filter_too_large_to_build_is_an_error_not_dropped() {
         "{problems}"
     );
 }
+
+#[test]
+fn the_regexes_of_a_table_together_have_a_limit() {
+    // Each under the limit of one regex, together over the table's: refused at the rule that
+    // crosses it, and said once.
+    let rule = |i: usize| {
+        format!("[[rule]]\nid = \"big{i}\"\nmatch = 'x{i}\\w{{20}}'\ncategory = \"business\"\n")
+    };
+    let many: String = (0..100).map(rule).collect();
+    let problems = load(&many).unwrap_err().to_string();
+    assert!(
+        problems.contains("regexes together take more than 32 MiB compiled"),
+        "{problems}"
+    );
+    assert_eq!(problems.lines().count(), 1, "{problems}");
+    let few: String = (0..5).map(rule).collect();
+    assert_eq!(load(&few).unwrap().rules().len(), 5);
+}
