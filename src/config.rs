@@ -149,9 +149,9 @@ impl Settings {
     /// Reads the config file and every rule file. All or nothing: any problem in any file fails
     /// the whole, with every problem listed.
     pub fn load(flags: &Flags) -> Result<Settings, Diagnostics> {
-        let config = match &flags.config {
+        let (config_file, config) = match &flags.config {
             Some(path) => read_config(path)?,
-            None => ConfigFile::default(),
+            None => (SourceFile::new("(config)", ""), ConfigFile::default()),
         };
         let files = files_of(flags, &config);
         let base = config_dir(flags);
@@ -175,10 +175,6 @@ impl Settings {
             .then(|| RuleSet::load(&user, &defaults).map_err(|d| problems.extend(d.0)))
             .and_then(Result::ok);
         // A value the file's syntax allows but the proxy cannot use, located at its key.
-        let config_file = flags.config.as_deref().map_or_else(
-            || SourceFile::new("(config)", ""),
-            |p| SourceFile::read(p).unwrap_or_else(|d| SourceFile::new(d.file, "")),
-        );
         let mut note = |key: &str, message: String| {
             let at = key_offset(&config_file.text, key).map(|o| o..o);
             problems.push(config_file.diagnostic(at, None, message));
@@ -378,17 +374,20 @@ fn config_dir(flags: &Flags) -> &Path {
 pub fn files_named(flags: &Flags, before: &[PathBuf]) -> Vec<PathBuf> {
     match flags.config.as_deref().map(read_config) {
         None => files_of(flags, &ConfigFile::default()),
-        Some(Ok(config)) => files_of(flags, &config),
+        Some(Ok((_, config))) => files_of(flags, &config),
         Some(Err(_)) => before.to_vec(),
     }
 }
 
-fn read_config(path: &Path) -> Result<ConfigFile, Diagnostics> {
+fn read_config(path: &Path) -> Result<(SourceFile, ConfigFile), Diagnostics> {
     let file = SourceFile::read(path).map_err(|d| Diagnostics(vec![d]))?;
-    toml::from_str(&file.text).map_err(|e| {
-        let d: Diagnostic = file.diagnostic(e.span(), None, e.message().trim_end());
-        Diagnostics(vec![d])
-    })
+    match toml::from_str(&file.text) {
+        Ok(config) => Ok((file, config)),
+        Err(e) => {
+            let d: Diagnostic = file.diagnostic(e.span(), None, e.message().trim_end());
+            Err(Diagnostics(vec![d]))
+        }
+    }
 }
 
 #[cfg(test)]
