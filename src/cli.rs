@@ -69,7 +69,7 @@ pub struct RunArgs {
     /// Shape of the error the model reads: mcp (seed 001 names) or enterprise (seed 000 envelope).
     #[arg(long, value_enum)]
     pub profile: Option<Profile>,
-    /// Log level or tracing filter (error, warn, info, debug, trace); also MCP_ERRNORM_LOG.
+    /// Log level or tracing filter (off, error, warn, info, debug, trace); also MCP_ERRNORM_LOG.
     #[arg(long, value_name = "LEVEL")]
     pub log_level: Option<String>,
     /// Log format: text, or json (one JSON object a line, for log shippers).
@@ -88,6 +88,9 @@ pub struct RunArgs {
 pub enum Command {
     /// Run a built-in legacy server through the proxy and show each raw failure beside the
     /// structured error the agent receives.
+    #[command(after_help = "Examples:\n  \
+        mcp-errnorm demo\n  \
+        mcp-errnorm demo --profile enterprise")]
     Demo {
         #[arg(long, value_enum, default_value = "mcp")]
         profile: Profile,
@@ -96,7 +99,8 @@ pub enum Command {
     #[command(hide = true)]
     DemoServer,
     /// Validate the config and rule files without running anything, then run every rule's
-    /// examples. Exit 0 all well, 1 an example failed, 64 invalid files.
+    /// examples. Exit 0 all well, 1 an example failed, 64 invalid files or a rule of yours that
+    /// can never fire.
     #[command(after_help = "Examples:\n  \
         mcp-errnorm check --rules my-rules.toml\n  \
         mcp-errnorm check --config ~/.config/mcp-errnorm.toml")]
@@ -123,6 +127,8 @@ pub enum Command {
     },
     /// Write a commented starter config.toml and rules.toml into the current folder (never
     /// overwrites).
+    #[command(after_help = "Example:\n  \
+        mkdir -p ~/.config/mcp-errnorm && cd ~/.config/mcp-errnorm && mcp-errnorm init")]
     Init,
     /// Put mcp-errnorm in front of the stdio servers of a client's MCP config (reversible).
     Install(crate::install::InstallArgs),
@@ -260,7 +266,8 @@ fn run_proxy(args: &RunArgs) -> i32 {
         Err(problems) => {
             let format = args.log_format.unwrap_or_default();
             let file = args.log_file.as_deref();
-            let to_file = init_logging(args.log_level.as_deref(), format, file).is_ok();
+            // Not the flag's level, which may be what is wrong: it is said once, below.
+            let to_file = init_logging(None, format, file).is_ok();
             say!("mcp-errnorm: invalid configuration, nothing started:\n{problems}");
             if to_file && file.is_some() {
                 // For clients that discard stderr.

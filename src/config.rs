@@ -174,6 +174,15 @@ impl Settings {
         let rules = all_read
             .then(|| RuleSet::load(&user, &defaults).map_err(|d| problems.extend(d.0)))
             .and_then(Result::ok);
+        if let Some(Err(message)) = flags.log_level.as_deref().map(check_log_level) {
+            problems.push(Diagnostic {
+                file: "--log-level".into(),
+                line: 0,
+                col: 0,
+                rule: None,
+                message,
+            });
+        }
         // A value the file's syntax allows but the proxy cannot use, located at its key.
         let mut note = |key: &str, message: String| {
             let at = key_offset(&config_file.text, key).map(|o| o..o);
@@ -216,12 +225,13 @@ impl Settings {
                 format!("stream_answers_over must be at least 1024, not {stream_answers_over}"),
             );
         }
-        let log_level = flags.log_level.clone().or(config.log_level);
-        if let Some(level) = &log_level {
-            if let Err(message) = check_log_level(level) {
+        // The flag's level wins over the file's, and is said of the flag.
+        if flags.log_level.is_none() {
+            if let Some(Err(message)) = config.log_level.as_deref().map(check_log_level) {
                 note("log_level", message);
             }
         }
+        let log_level = flags.log_level.clone().or(config.log_level);
         // The server's environment: what `execve` cannot take is said here, at its key.
         for (name, value) in &config.env {
             if name.is_empty() || name.contains(['=', '\0']) || value.contains('\0') {
@@ -319,8 +329,8 @@ pub fn check_log_level(filter: &str) -> Result<(), String> {
             .map_or(directive, |(_, level)| level);
         if !LEVELS.iter().any(|l| l.eq_ignore_ascii_case(level)) {
             return Err(format!(
-                "unknown log level '{level}' in log_level = \"{filter}\" (one of {}, or \
-                 target=level directives)",
+                "unknown log level '{level}' in \"{filter}\" (one of {}, or target=level \
+                 directives)",
                 LEVELS.join(", ")
             ));
         }

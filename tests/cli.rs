@@ -215,4 +215,12 @@ fn a_log_level_that_is_no_level_is_refused() {
             assert!(stderr.contains("unknown log level 'warning'"), "{stderr}");
         }
     }
+    // From the flag, it is said of the flag, once.
+    let (code, _, stderr) = run(&["--log-level", "bogus", "--", "true"]);
+    assert_eq!(code, Some(64));
+    assert!(
+        stderr.contains("--log-level: unknown log level 'bogus'"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("ignoring"), "{stderr}");
 }

@@ -79,3 +79,11 @@ fn orders_rules_are_scoped_to_their_tools() {
     );
     assert_ne!(v.rule_id.as_deref(), Some("orders-locked"));
 }
+
+/// docs/rules.md says to run `check` until it passes: the example file passes it, beside the
+/// embedded rules and their examples.
+#[test]
+fn the_orders_example_passes_check() {
+    let failures = mcp_errnorm::check::run_examples(&orders_rules());
+    assert!(failures.is_empty(), "{failures:?}");
+}
