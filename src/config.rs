@@ -184,12 +184,12 @@ impl Settings {
             });
         }
         // A value the file's syntax allows but the proxy cannot use, located at its key.
-        let mut note = |key: &str, message: String| {
-            let at = key_offset(&config_file.text, key).map(|o| o..o);
-            problems.push(config_file.diagnostic(at, None, message));
+        let at = |key: &str| key_offset(&config_file.text, key);
+        let mut note = |at: Option<usize>, message: String| {
+            problems.push(config_file.diagnostic(at.map(|o| o..o), None, message));
         };
         let policy = Policy::new(config.retry, config.timeouts, config.breaker)
-            .map_err(|(key, message)| note(key, message))
+            .map_err(|(key, message)| note(at(key), message))
             .ok();
         let mut empty = GlobSetBuilder::new();
         for glob in &config.not_found_is_empty {
@@ -198,22 +198,22 @@ impl Settings {
                     empty.add(glob);
                 }
                 Err(e) => note(
-                    "not_found_is_empty",
+                    at("not_found_is_empty"),
                     format!("invalid glob '{glob}' in not_found_is_empty: {e}"),
                 ),
             }
         }
         let not_found_is_empty = empty
             .build()
-            .map_err(|e| note("not_found_is_empty", e.to_string()))
+            .map_err(|e| note(at("not_found_is_empty"), e.to_string()))
             .ok();
         let redactor = Redactor::new(&config.redact)
-            .map_err(|message| note("redact.patterns", message))
+            .map_err(|message| note(at("redact.patterns"), message))
             .ok();
         let max_line_bytes = config.max_line_bytes.unwrap_or(16 << 20);
         if max_line_bytes < 1024 {
             note(
-                "max_line_bytes",
+                at("max_line_bytes"),
                 format!("max_line_bytes must be at least 1024, not {max_line_bytes}"),
             );
         }
@@ -221,14 +221,14 @@ impl Settings {
         let stream_answers_over = config.stream_answers_over.unwrap_or(64 << 10);
         if stream_answers_over < 1024 {
             note(
-                "stream_answers_over",
+                at("stream_answers_over"),
                 format!("stream_answers_over must be at least 1024, not {stream_answers_over}"),
             );
         }
         // The flag's level wins over the file's, and is said of the flag.
         if flags.log_level.is_none() {
             if let Some(Err(message)) = config.log_level.as_deref().map(check_log_level) {
-                note("log_level", message);
+                note(at("log_level"), message);
             }
         }
         let log_level = flags.log_level.clone().or(config.log_level);
@@ -236,7 +236,7 @@ impl Settings {
         for (name, value) in &config.env {
             if name.is_empty() || name.contains(['=', '\0']) || value.contains('\0') {
                 note(
-                    "env",
+                    env_key_offset(&config_file.text, name),
                     format!(
                         "[env] '{}': a variable's name must be non-empty, without '=' or NUL, \
                          and its value without NUL",
@@ -368,6 +368,23 @@ fn key_offset(text: &str, path: &str) -> Option<usize> {
         }
     }
     None
+}
+
+/// Where a variable of `[env]` is written (its name bare or quoted, after the table's header),
+/// or the header itself.
+fn env_key_offset(text: &str, name: &str) -> Option<usize> {
+    let header = text.find("[env]")?;
+    let after = &text[header..];
+    [
+        format!("\"{name}\""),
+        format!("'{name}'"),
+        format!("\n{name} "),
+    ]
+    .iter()
+    .filter(|written| !name.is_empty() || written.starts_with(['"', '\'']))
+    .find_map(|written| after.find(written.as_str()))
+    .map(|o| header + o + usize::from(after[o..].starts_with('\n')))
+    .or(Some(header))
 }
 
 /// Where paths in the config file are relative to: the config file's folder.

@@ -17,8 +17,13 @@ fn read_regular(path: &std::path::Path) -> std::io::Result<Vec<u8>> {
         .custom_flags(libc::O_NONBLOCK)
         .open(path)?;
     let meta = file.metadata()?;
-    if !meta.is_file() {
-        return Err(std::io::Error::other("not a regular file"));
+    // A FIFO (`<(...)` too) can only be read by waiting for its writer, which a reload must
+    // not; a character device (`/dev/null`) reads at once, and the cap below bounds it.
+    use std::os::unix::fs::FileTypeExt;
+    if !meta.is_file() && !meta.file_type().is_char_device() {
+        return Err(std::io::Error::other(
+            "not a regular file (a FIFO or `<(...)` cannot be reread: write it to a file)",
+        ));
     }
     if meta.len() > MAX_FILE {
         return Err(std::io::Error::other(format!(
@@ -52,8 +57,8 @@ impl SourceFile {
     }
 
     /// Reads a config or rule file from disk, naming it by the path given. Only a regular file
-    /// of at most [`MAX_FILE`] is read: a FIFO would block the reader (at start, or a reload)
-    /// until someone writes to it, `/dev/zero` would never end.
+    /// (or a character device) of at most [`MAX_FILE`] is read: a FIFO would block the reader
+    /// (at start, or a reload) until someone writes to it, `/dev/zero` would never end.
     pub fn read(path: &std::path::Path) -> Result<Self, Diagnostic> {
         let name = path.display().to_string();
         let problem = |line, col, message: String| Diagnostic {
@@ -172,7 +177,14 @@ mod tests {
             "{}",
             message(&fifo)
         );
-        assert!(message(std::path::Path::new("/dev/zero")).contains("not a regular file"));
+        let zero = message(std::path::Path::new("/dev/zero"));
+        assert!(zero.contains("grew past"), "{zero}");
+        assert_eq!(
+            SourceFile::read(std::path::Path::new("/dev/null"))
+                .unwrap()
+                .text,
+            ""
+        );
         let big = dir.path().join("big.toml");
         std::fs::File::create(&big)
             .unwrap()

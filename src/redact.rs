@@ -97,10 +97,13 @@ impl Redactor {
         });
         let yours = config.patterns.iter().map(|p| {
             let regex = compile(p).map_err(|e| format!("invalid redaction pattern '{p}': {e}"))?;
-            if regex.is_match("") {
+            // Matching nothing at all, or nothing beside something (`\b`, `x?`).
+            let can_be_empty = regex_automata::util::syntax::parse(p)
+                .map_or(true, |hir| hir.properties().minimum_len() == Some(0));
+            if can_be_empty {
                 return Err(format!(
-                    "redaction pattern '{p}' matches an empty text: it would mask between every \
-                     two characters"
+                    "redaction pattern '{p}' can match an empty text (as `\\b` or `x?` do): it \
+                     would mask between characters"
                 ));
             }
             Ok(Pattern {

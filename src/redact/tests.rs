@@ -722,3 +722,18 @@ fn the_new_patterns_neither_leak_nor_mask_plain_text() {
         assert_eq!(r(text), text);
     }
 }
+
+#[test]
+fn a_pattern_of_yours_that_can_match_nothing_is_refused() {
+    for pattern in ["", r"\b", "(?P<secret>x)?", "^"] {
+        let config = RedactConfig {
+            patterns: vec![pattern.into()],
+            ..RedactConfig::default()
+        };
+        let refused = Redactor::new(&config).unwrap_err();
+        assert!(
+            refused.contains("can match an empty text"),
+            "{pattern}: {refused}"
+        );
+    }
+}

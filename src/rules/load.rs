@@ -135,7 +135,8 @@ fn compile_rule(
                     ),
                 );
                 *budget = None;
-                (None, Some(Vec::new()))
+                // Its captures unknown, its placeholders are not judged: one error is enough.
+                (None, None)
             }
             Ok((regex, captures, size)) => {
                 *budget = budget.map(|left| left - size);

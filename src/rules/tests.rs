@@ -233,12 +233,14 @@ fn the_regexes_of_a_table_together_have_a_limit() {
     // Each under the limit of one regex, together over the table's: refused at the rule that
     // crosses it, and said once.
     let rule = |i: usize| {
-        format!("[[rule]]\nid = \"big{i}\"\nmatch = 'x{i}\\w{{20}}'\ncategory = \"business\"\n")
+        format!(
+            "[[rule]]\nid = \"big{i}\"\nmatch = '(?P<v>x{i}\\w{{20}})'\ncategory = \"business\"\nmessage = \"{{v}}\"\n"
+        )
     };
-    let many: String = (0..100).map(rule).collect();
+    let many: String = (0..200).map(rule).collect();
     let problems = load(&many).unwrap_err().to_string();
     assert!(
-        problems.contains("regexes together take more than 32 MiB compiled"),
+        problems.contains("regexes together take more than 64 MiB compiled"),
         "{problems}"
     );
     assert_eq!(problems.lines().count(), 1, "{problems}");
