@@ -370,17 +370,23 @@ fn await_rule(p: &mut Running, id: &mut i64, rule: Value) -> Value {
     }
 }
 
-#[test]
-fn rules_reload_when_their_file_changes_and_bad_changes_are_refused() {
+/// A proxy whose one rule file holds one rule, `first`, seen deciding a failure.
+fn proxy_with_rule(first: &str) -> (tempfile::TempDir, String, Running, i64) {
     let dir = tempfile::tempdir().unwrap();
     let rules = write(
         dir.path(),
         "r.toml",
-        "[[rule]]\nid = \"v1\"\nmatch = \"jammed\"\ncategory = \"transient\"\n",
+        &format!("[[rule]]\nid = \"{first}\"\nmatch = \"jammed\"\ncategory = \"transient\"\n"),
     );
     let mut p = Running::proxy(&["--rules", &rules]);
     let mut id = 0;
-    assert_eq!(await_rule(&mut p, &mut id, json!("v1")), "v1");
+    assert_eq!(await_rule(&mut p, &mut id, json!(first)), first);
+    (dir, rules, p, id)
+}
+
+#[test]
+fn rules_reload_when_their_file_changes_and_bad_changes_are_refused() {
+    let (dir, rules, mut p, mut id) = proxy_with_rule("v1");
 
     // Saved as editors do: a new file renamed over the old one.
     let tmp = write(
@@ -444,15 +450,7 @@ fn a_rule_file_named_by_a_refused_config_is_watched_until_it_loads() {
 
 #[test]
 fn a_rule_file_replaced_by_a_fifo_is_refused_and_the_proxy_still_shuts_down() {
-    let dir = tempfile::tempdir().unwrap();
-    let rules = write(
-        dir.path(),
-        "r.toml",
-        "[[rule]]\nid = \"kept\"\nmatch = \"jammed\"\ncategory = \"transient\"\n",
-    );
-    let mut p = Running::proxy(&["--rules", &rules]);
-    let mut id = 0;
-    assert_eq!(await_rule(&mut p, &mut id, json!("kept")), "kept");
+    let (_dir, rules, mut p, mut id) = proxy_with_rule("kept");
     // Reading a FIFO waits for a writer: the reload must not, nor hold up the shutdown.
     std::fs::remove_file(&rules).unwrap();
     let path = std::ffi::CString::new(rules.as_str()).unwrap();
@@ -471,15 +469,7 @@ fn a_rule_file_replaced_by_a_fifo_is_refused_and_the_proxy_still_shuts_down() {
 
 #[test]
 fn sighup_reloads() {
-    let dir = tempfile::tempdir().unwrap();
-    let rules = write(
-        dir.path(),
-        "r.toml",
-        "[[rule]]\nid = \"before\"\nmatch = \"jammed\"\ncategory = \"transient\"\n",
-    );
-    let mut p = Running::proxy(&["--rules", &rules]);
-    let mut id = 0;
-    assert_eq!(await_rule(&mut p, &mut id, json!("before")), "before");
+    let (_dir, _rules, mut p, mut id) = proxy_with_rule("before");
     // SAFETY: signalling our own child.
     unsafe { libc::kill(p.child.id() as i32, libc::SIGHUP) };
     // The proxy keeps serving while it reloads; give the reload time to finish and log.
