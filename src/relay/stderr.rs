@@ -67,7 +67,7 @@ fn copy_lines(
             }
         }
         let text = String::from_utf8_lossy(&line);
-        let masked = redactor.finds_any(&text).then(|| redactor.text(&text));
+        let masked = mask(redactor, &text);
         let written = match &masked {
             Some(masked) => to.write_all(masked.as_bytes()),
             None => to.write_all(&line),
@@ -79,6 +79,44 @@ fn copy_lines(
         // Nowhere to write any more: the server's lines still have to be taken.
         let _ = written.and_then(|()| to.flush());
     }
+}
+
+/// The line masked, if it shows a secret. Colour codes hide secrets from the patterns, or
+/// make them mask the code instead (`\x1b[2mapi_key\x1b[0m=\x1b[35mKEY`, `password:
+/// \x1b[32m'x'`, as colourful loggers print): a coloured line is judged and masked without its
+/// colours, which it loses only when it shows a secret.
+fn mask(redactor: &Redactor, text: &str) -> Option<String> {
+    let plain;
+    let text = if text.contains('\x1b') {
+        plain = without_colours(text);
+        &plain
+    } else {
+        text
+    };
+    redactor
+        .finds_any(text)
+        .then(|| redactor.text(text).into_owned())
+}
+
+/// `text` without its ANSI colour and style codes (`ESC [ ... m`).
+fn without_colours(text: &str) -> String {
+    let mut plain = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("\x1b[") {
+        plain.push_str(&rest[..at]);
+        let code = &rest[at + 2..];
+        let end = code.find(|c: char| !(c.is_ascii_digit() || c == ';'));
+        rest = match end {
+            Some(i) if code[i..].starts_with('m') => &code[i + 1..],
+            // Not a colour code: kept as it is.
+            _ => {
+                plain.push_str("\x1b[");
+                code
+            }
+        };
+    }
+    plain.push_str(rest);
+    plain
 }
 
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {
@@ -97,6 +135,18 @@ mod tests {
         assert_eq!(
             out,
             b"starting \x1b[32mok\x1b[0m\nconnecting to postgres://app:[REDACTED]@db/x\n\xff raw\nno newline at the end"
+        );
+    }
+
+    #[test]
+    fn a_secret_split_by_colour_codes_is_masked_and_other_colours_kept() {
+        let input: &[u8] =
+            b"\x1b[2mapi_key\x1b[0m=\x1b[35mAnsiKey456y\x1b[0m\n  password: \x1b[32m'AnsiPw123x'\x1b[39m,\n\x1b[32mready\x1b[0m on \x1b[1;4mport\x1b[0m\n";
+        let mut out = Vec::new();
+        copy_lines(input, &mut out, &Redactor::defaults(), None);
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "api_key=[REDACTED]\n  password: '[REDACTED]',\n\x1b[32mready\x1b[0m on \x1b[1;4mport\x1b[0m\n"
         );
     }
 
