@@ -348,10 +348,9 @@ fn the_servers_stderr_reaches_the_log_masked_and_whole() {
     assert_eq!(p.wait().code(), Some(4));
     let log = p.stderr();
     assert!(!log.contains("pa55w0rd"), "{log}");
+    // A coloured line that shows a secret is masked without its colours (they can hide one).
     assert!(
-        log.contains(
-            "connecting to postgres://app:[REDACTED]@db:5432/x with \u{1b}[32mcolour\u{1b}[0m\n"
-        ),
+        log.contains("connecting to postgres://app:[REDACTED]@db:5432/x with colour\n"),
         "{log}"
     );
     assert!(log.contains("crashing with status 4\n"), "{log}");
