@@ -20,6 +20,30 @@ pub const MASK: &str = "[REDACTED]";
 /// quotes it ([`Redactor::secrets_in`]): shorter ones would mask common words.
 const MIN_QUOTED_SECRET: usize = 6;
 
+/// `text` without its ANSI colour and style codes (`ESC [ ... m`); borrowed when it has none.
+fn without_colours(text: &str) -> Cow<'_, str> {
+    if !text.contains('\x1b') {
+        return Cow::Borrowed(text);
+    }
+    let mut plain = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("\x1b[") {
+        plain.push_str(&rest[..at]);
+        let code = &rest[at + 2..];
+        let end = code.find(|c: char| !(c.is_ascii_digit() || c == ';'));
+        rest = match end {
+            Some(i) if code[i..].starts_with('m') => &code[i + 1..],
+            // Not a colour code: kept as it is.
+            _ => {
+                plain.push_str("\x1b[");
+                code
+            }
+        };
+    }
+    plain.push_str(rest);
+    Cow::Owned(plain)
+}
+
 /// `[redact]` in the config file.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -135,20 +159,24 @@ impl Redactor {
 
     /// Whether any pattern finds something in `text`.
     pub fn finds_any(&self, text: &str) -> bool {
-        self.any.is_match(text)
+        self.any.is_match(&without_colours(text))
     }
 
-    /// `text` with every secret masked.
+    /// `text` with every secret masked. Colour codes hide secrets from the patterns, or make
+    /// them mask the code instead (`\x1b[2mapi_key\x1b[0m=\x1b[35mKEY`, `password:
+    /// \x1b[32m'x'`, as colourful loggers and inspectors print): a coloured text is judged and
+    /// masked without its colours, which it loses only when it shows a secret.
     pub fn text<'a>(&self, text: &'a str) -> Cow<'a, str> {
-        let mut out = Cow::Borrowed(text);
         let any = &self.any;
-        if !any.is_match(text) {
-            return out;
+        let plain = without_colours(text);
+        if !any.is_match(&plain) {
+            return Cow::Borrowed(text);
         }
         // Which patterns match the text as it stands: the set tells in one scan, where asking
         // each pattern in turn cost a search apiece. Masking changes the text, so it is asked
         // again after each pattern that masked something.
-        let mut hits = any.matches(text);
+        let mut hits = any.matches(&plain);
+        let mut out = plain;
         for (i, pattern) in self.patterns.iter().enumerate() {
             if !hits.matched(i) {
                 continue;
@@ -164,6 +192,7 @@ impl Redactor {
     /// text, a secret is masked wherever the proxy quotes it again: a rule's message fills its
     /// template from a capture, without the context (`token: '...'`) that marked it.
     pub fn secrets_in(&self, text: &str) -> Vec<String> {
+        let text = &*without_colours(text);
         let hits = self.any.matches(text);
         let mut found = Vec::new();
         for (i, pattern) in self.patterns.iter().enumerate() {

@@ -737,3 +737,18 @@ fn a_pattern_of_yours_that_can_match_nothing_is_refused() {
         );
     }
 }
+
+#[test]
+fn colour_codes_neither_hide_a_secret_nor_take_its_mask() {
+    assert_eq!(
+        r("\x1b[2mapi_key\x1b[0m=\x1b[35mAnsiKey456y\x1b[0m"),
+        "api_key=[REDACTED]"
+    );
+    assert_eq!(
+        r("  password: \x1b[32m'AnsiPw123x'\x1b[39m,"),
+        "  password: '[REDACTED]',"
+    );
+    // A coloured text with no secret keeps its colours, and other escapes stay.
+    let plain = "\x1b[32mready\x1b[0m \x1b[2K on port 3000";
+    assert!(matches!(Redactor::defaults().text(plain), Cow::Borrowed(_)));
+}

@@ -179,19 +179,23 @@ impl Inspector {
         effects
     }
 
-    /// A client line too long to hold goes through unparsed (`delivered`), or was lost for
-    /// want of an upstream (one restarting, or gone). A request in it waits for its answer like
-    /// any other, and is answered if the upstream dies first; one that was lost is answered now.
-    pub fn client_long_line(&self, line: &IdScanner, delivered: bool) -> Effects {
-        let mut effects = Effects::default();
-        let id = line.id().filter(|_| line.is_request()).and_then(raw_id);
-        let (Some(id), Some(method)) = (id, line.method()) else {
-            return effects;
+    /// A request in a client line too long to hold, which goes through unparsed: it waits for
+    /// its answer like any other, and is answered if the upstream dies first. Whether `line` is
+    /// one, and so registered.
+    pub fn client_long_request(&self, line: &IdScanner) -> bool {
+        let Some((id, method)) = long_request(line) else {
+            return false;
         };
-        if delivered {
-            // Without its params: a tools/call is settled as a request, not classified.
-            self.session().client_request(&id, &method, None);
-        } else {
+        // Without its params: a tools/call is settled as a request, not classified.
+        self.session().client_request(&id, &method, None);
+        true
+    }
+
+    /// A client line too long to hold that no upstream took (one restarting, or gone): a
+    /// request in it is answered now.
+    pub fn client_long_line_lost(&self, line: &IdScanner) -> Effects {
+        let mut effects = Effects::default();
+        if let Some((id, method)) = long_request(line) {
             effects.to_client.push(wire::error_line(
                 &id,
                 -32603,
@@ -573,6 +577,12 @@ impl Inspector {
 /// The id of a streamed line, if the line is an answer.
 fn answer_id(line: &IdScanner) -> Option<Box<RawValue>> {
     line.id().filter(|_| line.is_answer()).and_then(raw_id)
+}
+
+/// The id and method of the request a line too long to hold is, as far as it was followed.
+fn long_request(line: &IdScanner) -> Option<(Box<RawValue>, String)> {
+    let id = line.id().filter(|_| line.is_request()).and_then(raw_id)?;
+    Some((id, line.method()?))
 }
 
 fn raw_id(id: &[u8]) -> Option<Box<RawValue>> {

@@ -443,20 +443,18 @@ impl LongLine {
     /// find the request waiting.
     fn pass(&mut self, io: &Io, upstream: &mut Inlet, piece: &[u8]) {
         self.scanner.feed(piece);
-        if !self.registered && upstream.pipe.is_some() && self.scanner.method().is_some() {
-            io.inspector.client_long_line(&self.scanner, true);
-            self.registered = self.scanner.is_request();
+        if !self.registered && upstream.pipe.is_some() {
+            self.registered = io.inspector.client_long_request(&self.scanner);
         }
         upstream.write_through(piece);
     }
 
     /// What the client gets now: an answer to a request that never reached an upstream.
     fn finish(&self, io: &Io, upstream: &Inlet) -> Effects {
-        if self.registered {
+        if self.registered || upstream.pipe.is_some() {
             return Effects::default();
         }
-        io.inspector
-            .client_long_line(&self.scanner, upstream.pipe.is_some())
+        io.inspector.client_long_line_lost(&self.scanner)
     }
 }
 

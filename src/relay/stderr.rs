@@ -67,7 +67,10 @@ fn copy_lines(
             }
         }
         let text = String::from_utf8_lossy(&line);
-        let masked = mask(redactor, &text);
+        // A coloured line is judged without its colours (`Redactor::text`).
+        let masked = redactor
+            .finds_any(&text)
+            .then(|| redactor.text(&text).into_owned());
         let written = match &masked {
             Some(masked) => to.write_all(masked.as_bytes()),
             None => to.write_all(&line),
@@ -79,44 +82,6 @@ fn copy_lines(
         // Nowhere to write any more: the server's lines still have to be taken.
         let _ = written.and_then(|()| to.flush());
     }
-}
-
-/// The line masked, if it shows a secret. Colour codes hide secrets from the patterns, or
-/// make them mask the code instead (`\x1b[2mapi_key\x1b[0m=\x1b[35mKEY`, `password:
-/// \x1b[32m'x'`, as colourful loggers print): a coloured line is judged and masked without its
-/// colours, which it loses only when it shows a secret.
-fn mask(redactor: &Redactor, text: &str) -> Option<String> {
-    let plain;
-    let text = if text.contains('\x1b') {
-        plain = without_colours(text);
-        &plain
-    } else {
-        text
-    };
-    redactor
-        .finds_any(text)
-        .then(|| redactor.text(text).into_owned())
-}
-
-/// `text` without its ANSI colour and style codes (`ESC [ ... m`).
-fn without_colours(text: &str) -> String {
-    let mut plain = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(at) = rest.find("\x1b[") {
-        plain.push_str(&rest[..at]);
-        let code = &rest[at + 2..];
-        let end = code.find(|c: char| !(c.is_ascii_digit() || c == ';'));
-        rest = match end {
-            Some(i) if code[i..].starts_with('m') => &code[i + 1..],
-            // Not a colour code: kept as it is.
-            _ => {
-                plain.push_str("\x1b[");
-                code
-            }
-        };
-    }
-    plain.push_str(rest);
-    plain
 }
 
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {
