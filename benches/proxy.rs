@@ -463,8 +463,26 @@ fn inflight(paths: &Paths, via: Via, tool: &str, args: &str, total: usize) -> R<
     Ok((total as f64 / secs, cpu * 1e6 / total as f64))
 }
 
-/// User + system CPU seconds of a process, all its threads, from /proc/PID/stat.
+/// CPU seconds a process used, all its threads: their `se.sum_exec_runtime` (ns resolution)
+/// from /proc/PID/task/*/sched where the kernel keeps it, else user + system ticks from
+/// /proc/PID/stat (10 ms each: coarse over a round of a few tens of milliseconds).
 fn cpu_seconds(pid: u32) -> f64 {
+    exec_runtime(pid).unwrap_or_else(|| stat_ticks(pid))
+}
+
+fn exec_runtime(pid: u32) -> Option<f64> {
+    let mut millis = 0.0;
+    for task in std::fs::read_dir(format!("/proc/{pid}/task")).ok()? {
+        let sched = std::fs::read_to_string(task.ok()?.path().join("sched")).ok()?;
+        let line = sched
+            .lines()
+            .find(|l| l.starts_with("se.sum_exec_runtime"))?;
+        millis += line.rsplit(':').next()?.trim().parse::<f64>().ok()?;
+    }
+    Some(millis / 1e3)
+}
+
+fn stat_ticks(pid: u32) -> f64 {
     let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
         return 0.0;
     };

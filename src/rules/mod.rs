@@ -248,8 +248,48 @@ pub struct RuleSet {
     /// never needs it. `None` when it would not compile; every rule's own regex then decides
     /// alone (same verdicts, slower).
     first_pass: OnceLock<Option<FirstPass>>,
-    /// The rules for successes, by index: asked of every success, and most tables have none.
-    reads_successes: Vec<usize>,
+    /// The tools some rule reads the successes of: asked of every success.
+    reads_successes: ToolFilter,
+}
+
+/// Which tools a group of rules may apply to, in one match whatever the group's size. It only
+/// spares work: each rule still checks its own globs.
+#[derive(Debug)]
+enum ToolFilter {
+    Every,
+    /// The globs of every rule in the group; an empty set for an empty group.
+    Matching(GlobSet),
+}
+
+impl ToolFilter {
+    /// For the rules of `rules` that `in_group` picks.
+    fn of(rules: &[Rule], in_group: impl Fn(&Rule) -> bool) -> ToolFilter {
+        let mut globs = globset::GlobSetBuilder::new();
+        for rule in rules.iter().filter(|r| in_group(r)) {
+            if rule.tools.is_none() {
+                return ToolFilter::Every;
+            }
+            for glob in &rule.tool_globs {
+                // Each compiled at load, alone.
+                let Ok(glob) = globset::Glob::new(glob) else {
+                    return ToolFilter::Every;
+                };
+                globs.add(glob);
+            }
+        }
+        // Together they could exceed a size limit none reached alone: then every tool is
+        // looked at, and the rules' own globs decide.
+        globs
+            .build()
+            .map_or(ToolFilter::Every, ToolFilter::Matching)
+    }
+
+    fn admits(&self, tool: &str) -> bool {
+        match self {
+            ToolFilter::Every => true,
+            ToolFilter::Matching(globs) => globs.is_match(tool),
+        }
+    }
 }
 
 impl RuleSet {
@@ -291,9 +331,7 @@ impl RuleSet {
                 patterns += 1;
             }
         }
-        let reads_successes = (0..rules.len())
-            .filter(|&i| rules[i].source == Some(Source::Success))
-            .collect();
+        let reads_successes = ToolFilter::of(&rules, |r| r.source == Some(Source::Success));
         Ok(RuleSet {
             rules,
             reads_successes,
@@ -323,10 +361,7 @@ impl RuleSet {
 
     /// Whether any rule looks at successful results of this tool; only then is a success parsed.
     pub fn inspects_successes_of(&self, tool: &str) -> bool {
-        self.reads_successes.iter().any(|&i| {
-            let r = &self.rules[i];
-            r.tools.as_ref().is_none_or(|g| g.is_match(tool))
-        })
+        self.reads_successes.admits(tool)
     }
 
     /// The rule with this id.

@@ -247,3 +247,39 @@ fn the_regexes_of_a_table_together_have_a_limit() {
     let few: String = (0..5).map(rule).collect();
     assert_eq!(load(&few).unwrap().rules().len(), 5);
 }
+
+#[test]
+fn successes_are_read_only_for_the_tools_some_success_rule_names() {
+    let rule = |id: &str, source: &str, tools: &str| {
+        format!("[[rule]]\nid = \"{id}\"\nmatch = \"x\"\ncategory = \"business\"\nsource = \"{source}\"\ntools = [{tools}]\n")
+    };
+    let set = load(&format!(
+        "{}{}{}",
+        rule("a", "success", "\"git_*\""),
+        rule("b", "success", "\"query\", \"*_sql\""),
+        rule("c", "result", "\"read_file\""),
+    ))
+    .unwrap();
+    for (tool, read) in [
+        ("git_log", true),
+        ("query", true),
+        ("run_sql", true),
+        ("read_file", false),
+        ("gitlog", false),
+    ] {
+        assert_eq!(set.inspects_successes_of(tool), read, "{tool}");
+    }
+    let every = load(&format!(
+        "{}{}",
+        rule("a", "success", "\"git_*\""),
+        rule("b", "success", "")
+    ))
+    .unwrap();
+    assert!(
+        every.inspects_successes_of("anything"),
+        "a success rule for every tool"
+    );
+    assert!(!load(&rule("c", "result", ""))
+        .unwrap()
+        .inspects_successes_of("read_file"));
+}
