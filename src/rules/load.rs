@@ -89,7 +89,10 @@ pub(super) fn compile_file(
     let doc: RuleFileDoc = match toml::from_str(&file.text) {
         Ok(doc) => doc,
         Err(e) => {
-            let rule = e.span().and_then(|s| rule_id_around(&file.text, s.start));
+            let rule = e.span().and_then(|s| {
+                rule_id_around(&file.text, s.start)
+                    .or_else(|| inline_rule_id_around(&file.text, s.start))
+            });
             problems.push(file.diagnostic(e.span(), rule.as_deref(), e.message().trim_end()));
             return Vec::new();
         }
@@ -397,6 +400,18 @@ fn rule_id_around(text: &str, offset: usize) -> Option<String> {
     ID.captures(body).map(|c| c[1].to_owned())
 }
 
+/// The id of the inline rule (`rule = [{ id = "...", ... }]`) around a byte offset, in a file
+/// that is TOML but not a rule file. No table headers to go by there: the TOML's own spans.
+fn inline_rule_id_around(text: &str, offset: usize) -> Option<String> {
+    let doc = toml_edit::ImDocument::parse(text).ok()?;
+    let rules = doc.get("rule")?.as_array()?;
+    let rule = rules
+        .iter()
+        .filter_map(toml_edit::Value::as_inline_table)
+        .find(|rule| rule.span().is_some_and(|span| span.contains(&offset)))?;
+    rule.get("id")?.as_str().map(str::to_owned)
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::RuleSet;
@@ -437,6 +452,19 @@ mod tests {
             assert!(got.contains(want), "{got}");
             assert!(!got.contains("rule 'first'"), "{got}");
         }
+    }
+
+    #[test]
+    fn a_toml_error_in_an_inline_rule_names_that_rule() {
+        let text = "rule = [\n  { id = \"first\", match = \"a{2}\", category = \"business\" },\n  \
+                    { id = \"second\", match = \"b\", category = \"busines\" },\n]\n";
+        assert_eq!(
+            errors(text),
+            [
+                "r.toml:3:44: rule 'second': unknown variant `busines`, expected one of \
+              `transient`, `validation`, `business`, `permission`, `unknown`"
+            ]
+        );
     }
 
     #[test]
