@@ -232,7 +232,15 @@ impl Redactor {
                     *s = masked;
                 }
             }
-            Value::Array(items) => items.iter_mut().for_each(|v| self.value(v)),
+            Value::Array(items) => {
+                // A header as a pair (`["X-Api-Key", "x"]`, as fetch and undici list them).
+                if let [Value::String(name), value @ Value::String(_)] = items.as_mut_slice() {
+                    if self.active() && key_secrecy(name) == Secrecy::Strong {
+                        *value = Value::String(MASK.to_owned());
+                    }
+                }
+                items.iter_mut().for_each(|v| self.value(v));
+            }
             Value::Object(map) => {
                 // Keys are text too (`{"ghp_...": "revoked"}`).
                 if map.keys().any(|k| matches!(self.text(k), Cow::Owned(_))) {
@@ -240,6 +248,18 @@ impl Redactor {
                         .into_iter()
                         .map(|(k, v)| (self.text(&k).into_owned(), v))
                         .collect();
+                }
+                // A variable as a name and its value (`{"name": "DB_PASSWORD", "value": "x"}`,
+                // as Kubernetes and ECS list them).
+                let named_secret = ["name", "key"].iter().any(|k| {
+                    map.get(*k)
+                        .and_then(Value::as_str)
+                        .is_some_and(|name| key_secrecy(name) == Secrecy::Strong)
+                });
+                if named_secret && self.active() {
+                    if let Some(value) = map.get_mut("value").filter(|v| v.is_string()) {
+                        *value = Value::String(MASK.to_owned());
+                    }
                 }
                 for (key, v) in map.iter_mut() {
                     let masked = self.active()
@@ -282,7 +302,8 @@ struct Mask {
 }
 
 /// The part of a match that is the secret: the group named `secret`, or, in a shipped pattern
-/// with alternatives, one of the others (a name is given once per pattern).
+/// with alternatives, one of the others (a name is given once per pattern). `secret_mixed` is
+/// a secret only where it mixes letters and digits ([`Mask::secret_of`]).
 fn secret_group<'t>(c: &regex::Captures<'t>) -> Option<regex::Match<'t>> {
     [
         "secret",
@@ -292,32 +313,34 @@ fn secret_group<'t>(c: &regex::Captures<'t>) -> Option<regex::Match<'t>> {
         "secret_bare",
         "secret_tight",
         "secret_esc",
+        "secret_mixed",
     ]
     .iter()
     .find_map(|name| c.name(name))
 }
 
-/// A word that makes the `token` after it a page cursor (`next_token`, `resumeToken`).
+/// The words that make the `token` after them a page cursor (`next_token`, `resumeToken`).
+const CURSOR_WORDS: &[&str] = &[
+    "page",
+    "next",
+    "continuation",
+    "sync",
+    "cursor",
+    "pagination",
+    "paging",
+    "resume",
+    "skip",
+    "delta",
+    "start",
+];
+
 fn is_cursor_word(word: &str) -> bool {
-    matches!(
-        word,
-        "page"
-            | "next"
-            | "continuation"
-            | "sync"
-            | "cursor"
-            | "pagination"
-            | "paging"
-            | "resume"
-            | "skip"
-            | "delta"
-            | "start"
-    )
+    CURSOR_WORDS.contains(&word)
 }
 
 /// Whether the key just before a value is a page cursor (`nextPageToken=`, `page_token: `),
-/// which only looks like a secret key: judged by its words, as JSON keys are
-/// ([`names_a_secret`]), so that `async_token` is still a secret.
+/// which only looks like a secret key: its `token` comes after a cursor word of its own, so that
+/// `async_token`, `authtoken` and `NGROK_AUTHTOKEN` are still secrets.
 fn is_cursor_key(before: &str) -> bool {
     let trimmed = before.trim_end_matches(|c: char| !c.is_ascii_alphanumeric());
     // Words apart count too: `page token CiAK...`.
@@ -328,12 +351,28 @@ fn is_cursor_key(before: &str) -> bool {
         .find(|&(_, c)| !is_key(c))
         .map_or(0, |(i, c)| i + c.len_utf8());
     let key = &trimmed[start..];
-    key.to_ascii_lowercase().ends_with("token") && !names_a_secret(key)
+    let lower = key.to_ascii_lowercase();
+    let Some(stem) = lower.strip_suffix("token") else {
+        return false;
+    };
+    let stem = stem.trim_end_matches(['_', '-', ' ']);
+    // ASCII lowercase keeps every byte where it was: `key` and `lower` share offsets.
+    let key = key.as_bytes();
+    CURSOR_WORDS.iter().any(|word| {
+        stem.strip_suffix(word).is_some_and(|rest| {
+            let at = rest.len();
+            // A word of its own: first, after a separator, or a capital after a small letter.
+            at == 0
+                || !key[at - 1].is_ascii_alphanumeric()
+                || (key[at].is_ascii_uppercase() && !key[at - 1].is_ascii_uppercase())
+        })
+    })
 }
 
 /// A value a shipped pattern finds after a key that says something and hides nothing:
 /// `auth=none`, `pass=12` (a count), `Bearer authentication is required`, `token: 0x1F`, a
-/// file's path.
+/// file's path, an error's class (`invalid token: ExpiredSignatureError`), a parameter's name
+/// (`WWW-Authenticate: Bearer resource_metadata="..."`).
 fn is_plain_value(value: &str) -> bool {
     const WORDS: &[&str] = &[
         "none",
@@ -363,6 +402,8 @@ fn is_plain_value(value: &str) -> bool {
         "header",
         "scheme",
         "realm",
+        "oauth",
+        "oauth2",
     ];
     let hex_literal = value.len() <= 10
         && value.starts_with("0x")
@@ -372,8 +413,16 @@ fn is_plain_value(value: &str) -> bool {
         name.bytes()
             .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'.')
     });
+    let error_class = (value.ends_with("Error") || value.ends_with("Exception"))
+        && value.starts_with(|c: char| c.is_ascii_uppercase())
+        && value.bytes().all(|b| b.is_ascii_alphabetic());
+    let parameter = value.strip_suffix('=').is_some_and(|name| {
+        !name.is_empty() && name.bytes().all(|b| b.is_ascii_lowercase() || b == b'_')
+    });
     (value.len() <= 3 && value.bytes().all(|b| b.is_ascii_digit()))
         || hex_literal
+        || error_class
+        || parameter
         || call
         || is_file_name(value)
         || WORDS.iter().any(|w| w.eq_ignore_ascii_case(value))
@@ -404,8 +453,14 @@ impl Mask {
         let before = &whole.as_str()[..secret.start() - whole.start()];
         // `arn:aws:secretsmanager:...:secret:name` names a secret, a link of a `:` chain.
         let arn_part = c.name("secret_tight").is_some() && before.starts_with(':');
+        // A word, where only a value with letters and digits both could be a secret.
+        let unmixed = c.name("secret_mixed").is_some() && {
+            let value = secret.as_str();
+            !(value.bytes().any(|b| b.is_ascii_digit())
+                && value.bytes().any(|b| b.is_ascii_alphabetic()))
+        };
         let spared = self.spare_plain
-            && (arn_part || is_cursor_key(before) || is_plain_value(secret.as_str()));
+            && (arn_part || unmixed || is_cursor_key(before) || is_plain_value(secret.as_str()));
         (!spared).then_some((before, secret))
     }
 }
@@ -425,6 +480,7 @@ impl regex::Replacer for Mask {
 }
 
 /// Whether a JSON key names a secret.
+#[cfg(test)]
 fn names_a_secret(key: &str) -> bool {
     key_secrecy(key) != Secrecy::None
 }
@@ -478,11 +534,58 @@ fn key_secrecy(key: &str) -> Secrecy {
     word.secrecy_after(&before)
 }
 
+/// The words that make the `key` after them a secret (`api_key`, `privateKey`).
+const KEY_KINDS: &[&str] = &[
+    "api",
+    "private",
+    "secret",
+    "access",
+    "client",
+    "app",
+    "functions",
+    "shared",
+    "signing",
+    "encryption",
+    "master",
+    "subscription",
+    "account",
+    "hmac",
+    "license",
+    "admin",
+    "write",
+    "deploy",
+    "fernet",
+    "jwt",
+    "ssh",
+];
+
+/// The words that make a `token` run together with them a secret (`authtoken`), where a word
+/// of any other kind could be a count (`maxtoken`).
+const TOKEN_KINDS: &[&str] = &[
+    "auth", "access", "refresh", "session", "id", "bearer", "bot", "client", "identity",
+    "personal", "oauth", "csrf", "xsrf", "jwt", "api", "app", "user", "service", "registry",
+    "github", "gitlab", "slack", "npm", "pypi", "ngrok", "docker", "hf", "vault",
+];
+
+/// A key that is one word run together of a secret's words: `pgpassword`, `clientsecret`,
+/// `identitytoken`, `secretkey`.
+fn is_compound_secret(word: &str) -> bool {
+    ["password", "passwd", "passphrase", "secret"]
+        .iter()
+        .any(|s| word.len() > s.len() && word.ends_with(s))
+        || word
+            .strip_suffix("token")
+            .is_some_and(|kind| TOKEN_KINDS.contains(&kind))
+        || word
+            .strip_suffix("key")
+            .is_some_and(|kind| KEY_KINDS.contains(&kind))
+}
+
 /// A lowercase word of a key, kept only as far as it could be one of the words judged (all
 /// short and ASCII); a longer or non-ASCII word is "some other word".
 #[derive(Default)]
 struct Word {
-    bytes: [u8; 16],
+    bytes: [u8; 24],
     len: usize,
     other: bool,
 }
@@ -512,31 +615,16 @@ impl Word {
         let before = (!before.is_empty()).then(|| before.as_str());
         let strong = match self.as_str() {
             "password" | "passwd" | "pwd" | "passcode" | "secret" | "authorization"
-            | "credentials" | "apikey" | "passphrase" => true,
+            | "credentials" | "apikey" | "passphrase" | "bearer" | "requirepass" | "masterauth" => {
+                true
+            }
+            "phrase" => before == Some("pass"),
             "pw" | "pass" | "auth" | "credential" | "cookie" | "otp" => return Secrecy::Weak,
-            "key" => matches!(
-                before,
-                Some(
-                    "api"
-                        | "private"
-                        | "secret"
-                        | "access"
-                        | "client"
-                        | "app"
-                        | "functions"
-                        | "shared"
-                        | "signing"
-                        | "encryption"
-                        | "master"
-                        | "subscription"
-                        | "account"
-                        | "hmac"
-                        | "license"
-                )
-            ),
+            "key" => before.is_some_and(|b| KEY_KINDS.contains(&b)),
             // A token is a secret; a page token is a cursor.
             "token" => !before.is_some_and(is_cursor_word),
-            _ => false,
+            // Words run together (`PGPASSWORD`, `clientsecret`, `authtoken`, `privatekey`).
+            word => is_compound_secret(word),
         };
         if strong {
             Secrecy::Strong

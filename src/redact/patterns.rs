@@ -4,12 +4,13 @@
 
 /// A key that names a secret, as the start of a pattern: dotted or prefixed
 /// (`spring.datasource.password`, `DB_PASSWORD`, `x-api-key`, `dbPassword`, `--token`,
-/// `Api Key`, `APP_KEY`, `HMAC_KEY`), quoted or not (`\"password\"` in JSON quoted in a string too), but not
-/// after `/` or `.` (`/etc/passwd: ...` is a path). `pass`, `pw`, `auth` and `credentials` only
-/// as words of their own: `DB_PASS`, not `bypass`.
+/// `Api Key`, `APP_KEY`, `NEW_RELIC_LICENSE_KEY`), quoted or not (`\"password\"` in JSON quoted
+/// in a string too), subscripted (`environ['API_KEY']`, `user[password]`), but not after `/` or
+/// `.` (`/etc/passwd: ...` is a path). `pass`, `pw`, `auth` and `credentials` only as words of
+/// their own: `DB_PASS`, not `bypass`.
 macro_rules! secret_key {
     () => {
-        r#"(?i)(?:^|[^/.A-Za-z0-9_])(?:[a-z0-9_-]+\.)*(?:[a-z0-9_-]*?(?:api[ _-]?key|apikey|(?:access|account|private|secret|signing|encryption|master|subscription|auth|client|app|functions|shared|hmac)[ _-]?key(?:[_-]?data)?|access[_-]?token|refresh[_-]?token|auth[_-]?token|token|secret|client[_-]?secret|secret[_-]?key[_-]?base|password|passwd|pwd|passphrase|storepass|keypass|session[_-]?(?:id|token|key)|signature)|(?:[a-z0-9_-]*[_-])?(?:pass|pw|auth|credentials?|psk|passcode|otp)|(?-i:(?:APP|HMAC|STRIPE|JWT|CRYPT|CIPHER|LICENSE|SENDGRID|MAILGUN|TWILIO)_KEY))\\?["'`]?\s*"#
+        r#"(?i)(?:^|[^/.A-Za-z0-9_])(?:[a-z0-9_-]+\.)*(?:[a-z0-9_-]*?(?:api[ _-]?key|apikey|(?:access|account|private|secret|signing|encryption|master|subscription|auth|client|app|functions|shared|hmac|license|admin|write|deploy|fernet|jwt|application)[ _-]?key(?:[_-]?data)?|access[_-]?token|refresh[_-]?token|auth[_-]?token|token|secret|client[_-]?secret|secret[_-]?key[_-]?base|secret[_-]?string|password|passwd|pwd|passphrase|storepass|keypass|requirepass|masterauth|sessid|session[_-]?(?:id|token|key)|signature)|(?:[a-z0-9_-]*[_-])?(?:pass|pw|auth|credentials?|psk|passcode|otp)|(?-i:(?:[A-Z0-9]+_)*(?:APP|HMAC|STRIPE|JWT|CRYPT|CIPHER|LICENSE|SENDGRID|MAILGUN|TWILIO|ADMIN|WRITE|FERNET|DEPLOY|ENC)_KEY))\\?["'`]?\]?\s*"#
     };
 }
 
@@ -28,48 +29,76 @@ pub const DEFAULT_PATTERNS: &[(&str, &str)] = &[
     ),
     (
         "connection-string-password",
-        // ADO.NET and ODBC: between `;`s, a password runs to the next `;`, spaces and all.
-        r#"(?i);\s*(?:password|pwd)\s*=\s*(?P<secret>[^;\r\n"']*[^;\s"'][^;\r\n"']*);"#,
+        // ADO.NET and ODBC: after a `;`, a password runs to the next `;` or the end of the
+        // line, spaces and all.
+        r#"(?im);\s*(?:password|pwd)\s*=\s*(?P<secret>[^;\r\n"']*[^;\s"'][^;\r\n"']*)(?:;|\r?$)"#,
     ),
     (
         "credential-pair",
-        // A user and a password side by side (`auth=('admin', 'x')`, `HTTPBasicAuth("u", "x")`),
-        // or a key name and its value (`('x-api-key', 'x')`, gRPC metadata).
+        // A user and a password side by side (`auth=('admin', 'x')`, `HTTPBasicAuth("u", "x")`,
+        // neo4j's `basic_auth("u", "x")`, Elasticsearch's `api_key=('id', 'x')`), or a key name
+        // and its value (`('x-api-key', 'x')`, gRPC metadata, httpx's `(b'x-api-key', b'x')`,
+        // Node's `rawHeaders: [..., 'X-Api-Key', 'x']`), and ioredis's failed `AUTH` command.
         concat!(
-            r#"(?i)(?:(?-u:\b)auth\s*=\s*\(|BasicAuth\()\s*["'][^"'\r\n]*["']\s*,\s*["'](?P<secret>[^"'\r\n]+)["']"#,
-            r#"|[(\[]\s*["'](?:[a-z0-9_-]*?(?:api[_-]?key|token|secret|password|auth[a-z_-]*))["']\s*,\s*["'](?P<secret_sq>[^"'\r\n]+)["']"#,
+            r#"(?i)(?:(?-u:\b)(?:auth|api_key)\s*=\s*\(|BasicAuth\(|basic_auth\(|auth\.basic\()\s*["'][^"'\r\n]*["']\s*,\s*["'](?P<secret>[^"'\r\n]+)["']"#,
+            r#"|[(\[,]\s*b?["'](?:[a-z0-9_-]*?(?:api[_-]?key|token|secret|password|auth[a-z_-]*))["']\s*,\s*b?["'](?P<secret_sq>[^"'\r\n]+)["']"#,
+            r#"|name:\s*'auth',\s*args:\s*\[\s*(?:'[^'\r\n]*',\s*)?'(?P<secret_bare>[^'\r\n]+)'"#,
         ),
     ),
     (
         "key-value",
         // A quoted value after any separator (`=`, `:`, `:=`, `=>`) goes to its closing quote
         // (a passphrase has spaces; `\"` inside does not end it; in JSON quoted in a string, to
-        // its `\"`), or brace (ODBC's `Pwd={..}`); a bare one after `=` (or a `:` with no space)
-        // to the next space, delimiter or escaped line end (`\r\n` in a dumped request).
+        // its `\"`), or brace (ODBC's `Pwd={..}`), also inside a call (Rust's `Some("x")`,
+        // `SecretString("x")`); a bare one after `=` (or a `:` with no space) to the next space,
+        // delimiter or escaped line end (`\r\n` in a dumped request).
         concat!(
             secret_key!(),
-            r#"(?:(?::=|=>|=|:)\s*(?:\\"(?P<secret_esc>(?:[^"\\\r\n]|\\[^"])+)\\"|b?"(?P<secret>(?:[^"\\\r\n]|\\.)+)"|b?'(?P<secret_sq>[^'\r\n]+)'|`(?P<secret_bt>[^`\r\n]+)`|\{(?P<secret_br>[^}\r\n]+)\})"#,
+            r#"(?:(?::=|=>|=|:)\s*(?:some\(|secret[a-z]*\(|\[\s*)*(?:\\"(?P<secret_esc>(?:[^"\\\r\n]|\\[^"])+)\\"|b?"(?P<secret>(?:[^"\\\r\n]|\\.)+)"|b?'(?P<secret_sq>[^'\r\n]+)'|`(?P<secret_bt>[^`\r\n]+)`|\{(?P<secret_br>[^}\r\n]+)\})"#,
             r#"|(?::=|=>|=)\s*(?P<secret_bare>(?:[^\s"'`&,;})\\]|\\[^rnt"])+)|:(?P<secret_tight>(?:[^\s"'`&,;})\\]|\\[^rnt"])+))"#,
         ),
     ),
     (
         "key-colon-value",
         // After `key: `, a bare value only where it looks like a secret (a digit after
-        // letters, a sign, a long run, base64 with slashes) and is not itself the next link of a Go-style
-        // `context: cause` chain (`token: x509: ...`, `token: 401: ...`): `token: expired`,
+        // letters, a sign, a long run, base64 with slashes, a digit after a leading `!`, `_` or
+        // `.`, `user:secret`) and is not itself the next link of a Go-style `context: cause`
+        // chain (`token: x509: ...`, `token: 401: ...`): `token: expired`,
         // `token: invalid_grant`, `password: too-short` are words to keep.
         concat!(
             secret_key!(),
-            r#":\s+(?P<secret>[a-z]*[^a-z0-9=\s"'`&,;}).:!?_/(<\[\\-][^\s"'`&,;}):\\]*|[a-z]+[0-9][^\s"'`&,;}):\\]*|[0-9]+[^0-9\s"'`&,;}):\\/][^\s"'`&,;}):\\]*|[0-9]{6,}|[a-z]{16,}|[a-z0-9+/=]{30,}|[a-z]+(?:[_-][a-z]+)*[_-][0-9]{3,}[^\s"'`&,;}):\\]*)(?:$|[\s"'`&,;})]|\\[rnt])"#,
+            r#":\s+(?P<secret>[a-z]*[^a-z0-9=\s"'`&,;}).:!?_/(<\[\\|>-][^\s"'`&,;}):\\]*|[a-z]+[0-9][^\s"'`&,;}):\\]*|[0-9]+[^0-9\s"'`&,;}):\\/][^\s"'`&,;}):\\]*|[0-9]{6,}|[a-z]{16,}|[a-z0-9+/=]{30,}|[a-z]+(?:[_-][a-z]+)*[_-][0-9]{3,}[^\s"'`&,;}):\\]*|[!_.][^\s"'`&,;}):\\]*[0-9][^\s"'`&,;}):\\]*|[^\s"'`&,;}):\\]+:[^\s"'`&,;}):\\/][^\s"'`&,;})\\]*)(?:$|[\s"'`&,;})]|\\[rnt])"#,
         ),
     ),
     (
+        "secret-on-the-next-line",
+        // A secret key's value on the line after it: a YAML block (`password: |`), a name and
+        // its value (Kubernetes' `- name: DB_PASSWORD` / `value: x`, ECS's
+        // `{"name":"API_TOKEN","value":"x"}`), and the input pydantic quotes under a secret
+        // field (`password` / `String should have at most 8 characters [..., input_value='x'`).
+        concat!(
+            r#"(?i)(?:password|passwd|secret|token|api[_-]?key|private[_-]?key|credentials?)["']?:[ \t]*(?:!!binary[ \t]+)?[|>][-+0-9]*[ \t]*\r?\n[ \t]+(?P<secret>[^\r\n]+)"#,
+            r#"|name["']?\s*[:=]\s*["']?[a-z0-9_.-]*(?:password|passwd|secret|token|api_?key|apikey|credentials?)["']?\s*,?\s*-?\s*["']?value["']?\s*[:=]\s*["']?(?P<secret_sq>[^\s"',}]+)"#,
+            r#"|(?:password|passwd|secret|token|api_?key|apikey|credentials?)[^\r\n]*\r?\n[^\r\n]*?input_value=(?:'(?P<secret_bare>[^'\r\n]*)'|"(?P<secret_bt>[^"\r\n]*)"|(?P<secret_br>[^\s,\]]+))"#,
+        ),
+    ),
+    (
+        "env-assignment",
+        // `DB_PASSWORD=Xk9#mQ2;vL8p` in an environment dump: to the next space or quote, `;`
+        // and `,` included (`key-value` stops there, for query strings and code).
+        r#"(?m)(?:^|[\s'"])(?:export\s+)?[A-Z][A-Z0-9_]*(?:PASSWORD|PASSWD|PWD|SECRET|TOKEN|API_?KEY|ACCESS_KEY|PRIVATE_KEY|SECRET_KEY|_PASS|_PW)=(?P<secret>[^\s"'`]+)"#,
+    ),
+    (
         "secret-after-word",
-        // `auth token 0123...`, `secret wJalr...`: a key word, a space, then a run as long as
-        // only a key or token is (no English word is 20 letters; a path starts with `/` or `.`,
-        // and a dot ends the run: `unexpected token github.com/org/pkg` stays; a page token is
-        // a cursor).
-        r"(?i)(?-u:\b)(?:(?:page|next|continuation|pagination|paging|resume|sync|cursor)\s+)?(?:token|secret|password|passwd|api[ _-]?key|access[ _-]?key|secret[ _-]?key|secret[ _-]?access[ _-]?key)\s+(?P<secret>[A-Za-z0-9+=_-][A-Za-z0-9/+=_-]{19,})",
+        // `auth token 0123...`, `secret wJalr...`, `ENV DB_PASSWORD x`, `invalid password
+        // Short9Pw`: a key word, a space, then a run as long as only a key or token is (no
+        // English word is 20 letters; a path starts with `/` or `.`, and a dot ends the run:
+        // `unexpected token github.com/org/pkg` stays; a page token is a cursor), or eight
+        // characters or more with letters and digits both.
+        concat!(
+            r"(?i)(?-u:\b)(?:(?:page|next|continuation|pagination|paging|resume|sync|cursor)\s+)?(?:[a-z0-9]+[_.])*(?:token|secret|password|passwd|api[ _-]?key|access[ _-]?key|secret[ _-]?key|secret[ _-]?access[ _-]?key)\s+",
+            r"(?:(?P<secret>[A-Za-z0-9+=_-][A-Za-z0-9/+=_~-]{19,})|(?P<secret_mixed>[a-z0-9_-]{8,}))(?:$|[\s.,;:)\]])",
+        ),
     ),
     (
         "quoted-after-word",
@@ -85,13 +114,18 @@ pub const DEFAULT_PATTERNS: &[(&str, &str)] = &[
     ),
     (
         "command-line-password",
-        // Passwords on the command lines that error texts quote: `mysql -pS3cret`,
-        // `sshpass -p x`, `docker login -p x`, `curl -u user:x`, `redis-cli -a x`, `sqlcmd -P x`,
+        // Passwords on the command lines that error texts quote: `mysql -pS3cret` (or
+        // `-p'x'`), `sshpass -p x`, `docker login -p x` (podman, helm, ...), `twine -p x`,
+        // `curl -u user:x`, `http --auth user:x`, `redis-cli -a x`, `sqlcmd -P x`, `bcp -P x`,
         // `mongosh -p x`, `ldapsearch -w x`, `az login -p x`, `htpasswd -b file user x`,
-        // `smbclient -U user%x`.
+        // `smbclient -U user%x`, `cmdkey /pass:x`, `zip -P x`, `7z -px`, `openssl -k x`,
+        // `ssh-keygen -P x -N y`, `nuget -k x`, `lftp -u user,x`, `skopeo --creds user:x`.
         concat!(
-            r#"(?:(?:^|\s)(?:mysql|mysqldump|mysqladmin)\s(?:[^\n|;&]*\s)?-p|(?-u:\b)(?:sshpass|docker login[^\n]*?)\s-p\s+["']?"#,
-            r#"|(?-u:\b)curl\s[^\n]*?(?:-u|--user)\s+[^\s:]+:|(?-u:\b)redis-cli\s[^\n]*?-a\s+|(?-u:\b)sqlcmd\s[^\n]*?-P\s+"#,
+            r#"(?:(?:^|\s)(?:mysql|mysqldump|mysqladmin)\s(?:[^\n|;&]*\s)?-p["']?|(?-u:\b)(?:sshpass|(?:docker|podman|nerdctl|buildah|oras|helm registry) login[^\n]*?|twine\s[^\n]*?|psexec\s[^\n]*?)\s-p\s+["']?"#,
+            r#"|(?-u:\b)curl\s[^\n]*?(?:-u|--user)\s*[^\s:]+:|(?-u:\b)redis-cli\s[^\n]*?(?:-a|--pass)\s+|(?-u:\b)(?:sqlcmd|bcp)\s[^\n]*?-P\s+"#,
+            r#"|(?-u:\b)https?\s[^\n]*?(?:-a|--auth)\s+[^\s:]+:|(?-u:\b)cmdkey\s[^\n]*?/pass:|(?-u:\b)zip\s[^\n]*?\s-P\s+|(?-u:\b)7z\s[^\n]*?\s-p"#,
+            r#"|(?-u:\b)openssl\s[^\n]*?\s-k\s+|(?-u:\b)ssh-keygen\s[^\n]*?\s-[PN]\s+|(?-u:\b)nuget\s[^\n]*?\s-k\s+"#,
+            r#"|(?-u:\b)lftp\s[^\n]*?-u\s+[^\s,]+,|(?-u:\b)skopeo\s[^\n]*?--(?:src-|dest-)?creds[ =][^\s:]+:"#,
             r#"|(?-u:\b)mongo(?:sh)?\s[^\n]*?(?:-p|--password)\s+|(?-u:\b)ldap[a-z]+\s[^\n]*?-w\s+"#,
             r#"|(?-u:\b)az\s+login\s[^\n]*?\s-p\s+|(?-u:\b)htpasswd\s+-b[a-zA-Z]*\s+\S+\s+\S+\s+"#,
             r#"|(?-u:\b)smbclient\s[^\n]*?-U\s+["']?[^\s%"']+%)(?P<secret>[^\s"'-][^\s"']*)"#,
@@ -104,24 +138,34 @@ pub const DEFAULT_PATTERNS: &[(&str, &str)] = &[
     ),
     (
         "xml-secret",
-        // `<password>x</password>`, `<ApiKey>x</ApiKey>` (a `<NextToken>` is a cursor), and
-        // .NET's `<add key="ApiSecret" value="x"/>`.
+        // `<password>x</password>`, `<wsse:Password Type="...">x</...>`, `<ApiKey>x</ApiKey>` (a
+        // `<NextToken>` is a cursor), .NET's `<add key="ApiSecret" value="x"/>`, Spring's
+        // `<property name="password" value="x"/>`, and an element named by its attribute
+        // (`<entry key="db.password">x</entry>`).
         concat!(
-            r#"(?i)<[a-z0-9_:-]*?(?:password|passwd|pwd|secret|token|api[_-]?key|access[_-]?key)>(?P<secret>[^<\r\n]+)</"#,
-            r#"|key="[^"]*(?:password|secret|token|api[_-]?key|apikey|connectionstring)[^"]*"\s+value="(?P<secret_sq>[^"]+)""#,
+            r#"(?i)<[a-z0-9_:-]*?(?:password|passwd|pwd|secret|token|api[_-]?key|access[_-]?key)(?:\s[^<>]*)?>(?P<secret>[^<\r\n]+)</"#,
+            r#"|(?:key|name)="[^"]*(?:password|secret|token|api[_-]?key|apikey|connectionstring)[^"]*"\s+value="(?P<secret_sq>[^"]+)""#,
+            r#"|<[a-z0-9_:-]+\s+(?:key|name)="[^"]*(?:password|secret|token|api[_-]?key|apikey)[^"]*"\s*>(?P<secret_bare>[^<\r\n]+)</"#,
         ),
     ),
     (
         "protocol-password",
-        // SQL's `IDENTIFIED BY 'x'`, SMTP's `AUTH PLAIN <base64>`.
-        r#"(?i)(?-u:\b)identified\s+(?:with\s+[a-z0-9_]+\s+)?by\s+(?:password\s+)?(?:'(?P<secret>[^'\r\n]+)'|(?P<secret_sq>[^\s'";]+))|(?-u:\b)AUTH\s+(?:PLAIN|LOGIN|XOAUTH2)\s+(?P<secret_bare>[A-Za-z0-9+/=]{8,})"#,
+        // SQL's `IDENTIFIED BY 'x'` and `PASSWORD('x')`, SMTP's `AUTH PLAIN <base64>`, Redis's
+        // `requirepass x` (and `AUTH` as MONITOR prints it), PowerShell's
+        // `ConvertTo-SecureString 'x'`, WordPress's `define('AUTH_KEY', 'x')`.
+        concat!(
+            r#"(?i)(?-u:\b)identified\s+(?:with\s+[a-z0-9_]+\s+)?by\s+(?:password\s+)?(?:'(?P<secret>[^'\r\n]+)'|(?P<secret_sq>[^\s'";]+))|(?-u:\b)AUTH\s+(?:PLAIN|LOGIN|XOAUTH2)\s+(?P<secret_bare>[A-Za-z0-9+/=]{8,})"#,
+            r#"|(?-u:\b)(?:requirepass|masterauth)["']?\s+(?:[0-9]\)\s*)?["']?(?P<secret_tight>[^\s"']+)|"auth"\s+(?:"[^"\r\n]*"\s+)?"(?P<secret_esc>[^"\r\n]+)""#,
+            r#"|(?-u:\b)(?:password\(\s*'|ConvertTo-SecureString\s+(?:-String\s+)?["']|define\(\s*'[A-Z_]*(?:KEY|SALT|PASSWORD|SECRET)'\s*,\s*')(?P<secret_bt>[^"'\r\n]+)"#,
+        ),
     ),
     (
         "url-query-secret",
         // Query parameters that carry a credential under a name too plain for `key-value`: an
-        // OAuth code and its verifier, `key=` (Trello, Google), `appid=` (OpenWeather); long
-        // enough to be one (`?code=DEU`, `?key=reports/q3.pdf` stay).
-        r#"[?&#](?:code|code_verifier|key|appid|app_key)=(?P<secret>[A-Za-z0-9_~+=-]{16,})"#,
+        // OAuth code, its verifier and a device code, `key=` (Trello, Google), `appid=`
+        // (OpenWeather), `jwt=`, a CAS `ticket=`; long enough to be one (`?code=DEU`,
+        // `?key=reports/q3.pdf` stay).
+        r#"[?&#](?:code|code_verifier|device_code|key|appid|app_key|jwt|ticket)=(?P<secret>[A-Za-z0-9_~+=.-]{16,})"#,
     ),
     (
         "kube-bootstrap-token",
@@ -157,21 +201,28 @@ pub const DEFAULT_PATTERNS: &[(&str, &str)] = &[
     ),
     (
         "authorization-header",
-        // Whatever the scheme, which stays readable; with none, a value shaped like a token
-        // (`Authorization: denied` stays). Go prints headers as `map[Authorization:[Basic x]]`:
-        // a `]` ends the value, unless it ends a mask already there.
+        // Whatever the scheme, which stays readable: a known one with any value, another
+        // (`Bot`, `Api-Key`, `SharedKey`) with a value shaped like a token; with none, a value
+        // shaped like a token (`Authorization: denied`, `Authorization: Unauthorized` stay). Go
+        // prints headers as `map[Authorization:[Basic x]]`: a `]` ends the value, unless it ends
+        // a mask already there.
         concat!(
             r#"(?i)(?-u:\b)(?:proxy-)?authorization["']?\s*[:=]\s*\[?["']?(?:(?:basic|bearer|token|digest|negotiate|ntlm|apikey|aws4-hmac-sha256|aws|ssws|hmac)\s+(?P<secret>\[REDACTED\]|[^\s"',;\]]+)"#,
-            r#"|(?P<secret_bare>[^\s"',;]*[0-9=+/][^\s"',;]*|[^\s"',;]{12,}))"#,
+            r#"|[a-z][a-z0-9_.-]*\s+(?P<secret_sq>[^\s"',;\]]*[0-9=+/:][^\s"',;\]]*|[^\s"',;\]]{16,})"#,
+            r#"|(?P<secret_bare>[^\s"',;]*[0-9=+/][^\s"',;]*|[^\s"',;]{20,}))"#,
         ),
     ),
     (
         "url-credentials",
         // The user may be empty (`redis://:secret@host`) or an address (`smtp://a@b.c:x@host`,
         // but `smtp://a@b.c:587,c@d.e` is a port); the password runs to the last `@`
-        // before the host (`user:p@ss@host`), within the authority (`host:3000?email=a@b` has
-        // none).
-        r"(?i)(?-u:\b)[a-z][a-z0-9+.-]*://(?:[^/\s:@]*:(?P<secret>[^\s/?#]+)|[^/\s:@]+@[^/\s:@]+:(?P<secret_sq>[^\s/?#,@]+))@",
+        // before the host (`user:p@ss@host`, `#` included), within the authority
+        // (`host:3000?email=a@b` has none). Go's MySQL DSNs have no scheme:
+        // `user:secret@tcp(host:3306)/db`.
+        concat!(
+            r"(?i)(?-u:\b)[a-z][a-z0-9+._-]*://(?:[^/\s:@]*:(?P<secret>[^\s/?]+)|[^/\s:@]+@[^/\s:@]+:(?P<secret_sq>[^\s/?#,@]+))@",
+            r"|(?-u:\b)[A-Za-z0-9_.-]+:(?P<secret_bare>[^\s@/]+)@(?:tcp|unix)\(",
+        ),
     ),
     (
         "aws-access-key",
@@ -227,8 +278,38 @@ pub const DEFAULT_PATTERNS: &[(&str, &str)] = &[
         ),
     ),
     (
+        "vendor-token-others",
+        // Supabase, Grafana Cloud, Figma, Netlify, Alibaba and Tencent Cloud, PlanetScale,
+        // Doppler, PostHog, Sentry user tokens, New Relic, RubyGems, NuGet, Mapbox, Tavily,
+        // Firecrawl, Jina, Pinecone, Heroku, Brevo, Apify, Yandex, HubSpot, GitLab runners,
+        // CircleCI, Buildkite, Dynatrace, JFrog, Bitbucket Data Center, Vault batch tokens,
+        // Discord bots, Firebase Cloud Messaging, Meta and Square, Resend, 1Password service
+        // accounts, Dropbox, ElevenLabs.
+        concat!(
+            r"(?-u:\b)(?:sb_secret_[A-Za-z0-9_-]{20,}|glc_[A-Za-z0-9+/=]{32,}|figd_[A-Za-z0-9_-]{30,}",
+            r"|nfp_[A-Za-z0-9]{30,}|LTAI[A-Za-z0-9]{12,20}|AKID[A-Za-z0-9]{28,}|pscale_(?:pw|tkn|oauth)_[A-Za-z0-9_.-]{30,}",
+            r"|dp\.(?:st|pt|ct|sa|scim|audit)\.[A-Za-z0-9_.-]{30,}|phx_[A-Za-z0-9]{30,}|sntryu_[A-Za-z0-9]{40,}",
+            r"|NRAK-[A-Z0-9]{27}|rubygems_[A-Za-z0-9]{40,}|oy2[A-Za-z0-9]{40,}|sk\.eyJ[A-Za-z0-9_.-]{20,}",
+            r"|tvly-(?:dev-)?[A-Za-z0-9]{20,}|fc-[A-Za-z0-9]{32,}|jina_[A-Za-z0-9_]{40,}|pcsk_[A-Za-z0-9_]{40,}",
+            r"|HRKU-[A-Za-z0-9_-]{20,}|xkeysib-[A-Za-z0-9]{40,}-[A-Za-z0-9]{10,}|apify_api_[A-Za-z0-9]{30,}",
+            r"|y0_[A-Za-z0-9_-]{40,}|hvb\.[A-Za-z0-9_-]{24,}|pat-(?:na|eu)1-[A-Za-z0-9-]{30,}",
+            r"|GR1348941[A-Za-z0-9_-]{20}|CCIPAT_[A-Za-z0-9_]{30,}|bkua_[A-Za-z0-9]{40,}|sk_[A-Za-z0-9]{40,}",
+            r"|dt0c01\.[A-Za-z0-9]{24}\.[A-Za-z0-9]{40,}|AKCp[A-Za-z0-9]{60,}|BBDC-[A-Za-z0-9+/]{30,}",
+            r"|re_[A-Za-z0-9]{8,}_[A-Za-z0-9]{16,}|ops_eyJ[A-Za-z0-9_-]{20,}|sl\.[A-Za-z0-9_-]{60,}",
+            r"|[MNO][A-Za-z0-9_-]{23,25}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,38}",
+            r"|AAAA[A-Za-z0-9_-]{7}:APA91b[A-Za-z0-9_-]{30,}|EAA[A-Za-z0-9]{40,})",
+        ),
+    ),
+    (
         "webhook-url",
-        r"(?i)(?:hooks\.slack\.com/services/[A-Z0-9]+/[A-Z0-9]+/|discord(?:app)?\.com/api/webhooks/[0-9]+/)(?P<secret>[A-Za-z0-9_-]{20,})",
+        // Slack (incoming, workflow and trigger), Discord, Teams, Mattermost (and any other
+        // `/hooks/<id>`), IFTTT, Zapier.
+        concat!(
+            r"(?i)(?:hooks\.slack\.com/(?:services|triggers|workflows)/(?:[A-Z0-9]+/){2,3}|discord(?:app)?\.com/api/webhooks/[0-9]+/)(?P<secret>[A-Za-z0-9_-]{20,})",
+            r"|webhook\.office\.com/webhookb2/[^\s/]+/IncomingWebhook/(?P<secret_sq>[A-Za-z0-9]{16,})",
+            r"|/hooks/(?P<secret_bare>[A-Za-z0-9]{20,})|maker\.ifttt\.com/\S*?/key/(?P<secret_bt>[A-Za-z0-9_-]{16,})",
+            r"|hooks\.zapier\.com/hooks/catch/[0-9]+/(?P<secret_br>[A-Za-z0-9]{6,})",
+        ),
     ),
     (
         "url-token",
