@@ -201,8 +201,11 @@ impl Redactor {
             }
             for c in pattern.get().captures_iter(text) {
                 let secret = self.mask(i).secret_of(&c).map(|(_, secret)| secret);
-                // Not a word or two that happen to follow a key: only what could be a secret.
-                if let Some(s) = secret.filter(|s| s.len() >= MIN_QUOTED_SECRET) {
+                // Not a word or two that happen to follow a key (`POSTGRES_PASSWORD=password`,
+                // `api_key=api_key`): only what could be a secret, masked wherever it is.
+                let word = |s: &str| s.bytes().all(|b| b.is_ascii_lowercase() || b == b'_');
+                let carried = secret.filter(|s| s.len() >= MIN_QUOTED_SECRET && !word(s.as_str()));
+                if let Some(s) = carried {
                     found.push(s.as_str().to_owned());
                 }
             }
@@ -233,9 +236,11 @@ impl Redactor {
                 }
             }
             Value::Array(items) => {
-                // A header as a pair (`["X-Api-Key", "x"]`, as fetch and undici list them).
+                // A header as a pair (`["X-Api-Key", "x"]`, as fetch and undici list them);
+                // named as headers are, so that a list of two field names stays.
                 if let [Value::String(name), value @ Value::String(_)] = items.as_mut_slice() {
-                    if self.active() && key_secrecy(name) == Secrecy::Strong {
+                    let header = name.contains('-') || name.starts_with(char::is_uppercase);
+                    if self.active() && header && key_secrecy(name) == Secrecy::Strong {
                         *value = Value::String(MASK.to_owned());
                     }
                 }
@@ -302,8 +307,8 @@ struct Mask {
 }
 
 /// The part of a match that is the secret: the group named `secret`, or, in a shipped pattern
-/// with alternatives, one of the others (a name is given once per pattern). `secret_mixed` is
-/// a secret only where it mixes letters and digits ([`Mask::secret_of`]).
+/// with alternatives, one of the others (a name is given once per pattern). `secret_mixed` and
+/// `secret_tight` are secrets only where they are shaped like one ([`is_secret_shaped`]).
 fn secret_group<'t>(c: &regex::Captures<'t>) -> Option<regex::Match<'t>> {
     [
         "secret",
@@ -332,6 +337,9 @@ const CURSOR_WORDS: &[&str] = &[
     "skip",
     "delta",
     "start",
+    // Not cursors, but no secrets either: CloudFormation's `RequestToken`, idempotency keys.
+    "request",
+    "idempotency",
 ];
 
 fn is_cursor_word(word: &str) -> bool {
@@ -369,10 +377,36 @@ fn is_cursor_key(before: &str) -> bool {
     })
 }
 
+/// Whether a value found where a word could also be (`token read-only-2`, `auth:latest`,
+/// `Unexpected token 'let2'`) is shaped like a secret: six characters or more, with letters and
+/// digits both (or twenty with both cases), and not a lowercase name (`db-creds-v2`,
+/// `prod/postgres-credentials`, `user_profile_settings_v2`).
+fn is_secret_shaped(value: &str) -> bool {
+    let count = |f: fn(&u8) -> bool| value.bytes().filter(f).count();
+    let (digits, lower, upper) = (
+        count(u8::is_ascii_digit),
+        count(u8::is_ascii_lowercase),
+        count(u8::is_ascii_uppercase),
+    );
+    let letters = lower + upper;
+    let mixed = (digits > 0 && letters > 0) || (value.len() >= 20 && lower > 0 && upper > 0);
+    let lowercase_name = upper == 0
+        && value.contains(['-', '_', '/', '.'])
+        && letters >= 2 * digits
+        && value
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b"-_/.".contains(&b));
+    value.len() >= 6 && mixed && !lowercase_name
+}
+
 /// A value a shipped pattern finds after a key that says something and hides nothing:
 /// `auth=none`, `pass=12` (a count), `Bearer authentication is required`, `token: 0x1F`, a
 /// file's path, an error's class (`invalid token: ExpiredSignatureError`), a parameter's name
-/// (`WWW-Authenticate: Bearer resource_metadata="..."`).
+/// (`WWW-Authenticate: Bearer resource_metadata="..."`), a reference to where the secret is
+/// (`$GITHUB_TOKEN`, `${NPM_TOKEN}`, `%DB_PASSWORD%`, `process.env.X`, `os.environ`), a
+/// placeholder (`<your key>`, `YOUR_API_KEY`, `sk-ant-...`), a date (`token 2024-05-01T10:00`),
+/// code (`signature: fn add(a: i32)`), a validation message (`"password": ["This field is
+/// required."]`).
 fn is_plain_value(value: &str) -> bool {
     const WORDS: &[&str] = &[
         "none",
@@ -404,6 +438,9 @@ fn is_plain_value(value: &str) -> bool {
         "realm",
         "oauth",
         "oauth2",
+        "invalid_token",
+        "invalid_request",
+        "insufficient_scope",
     ];
     let hex_literal = value.len() <= 10
         && value.starts_with("0x")
@@ -419,8 +456,42 @@ fn is_plain_value(value: &str) -> bool {
     let parameter = value.strip_suffix('=').is_some_and(|name| {
         !name.is_empty() && name.bytes().all(|b| b.is_ascii_lowercase() || b == b'_')
     });
+    let reference = value.starts_with(['$', '%', '<'])
+        || value.ends_with("...")
+        || [
+            "process.env.",
+            "os.environ",
+            "os.getenv(",
+            "settings.",
+            "config.",
+            "env.",
+        ]
+        .iter()
+        .any(|prefix| value.starts_with(prefix))
+        || value.starts_with("YOUR_")
+        || value.starts_with("your_");
+    let date = value.len() >= 10
+        && value.as_bytes()[..10].iter().enumerate().all(|(i, b)| {
+            if i == 4 || i == 7 {
+                *b == b'-'
+            } else {
+                b.is_ascii_digit()
+            }
+        });
+    let code = value.contains('(') && value.contains(' ');
+    let message = value.matches(' ').count() >= 3
+        && (value.ends_with('.')
+            || [
+                "is ", "must ", "should ", "can't ", "cannot ", "Ensure ", "This ",
+            ]
+            .iter()
+            .any(|start| value.starts_with(start)));
     (value.len() <= 3 && value.bytes().all(|b| b.is_ascii_digit()))
         || hex_literal
+        || reference
+        || date
+        || code
+        || message
         || error_class
         || parameter
         || call
@@ -453,14 +524,19 @@ impl Mask {
         let before = &whole.as_str()[..secret.start() - whole.start()];
         // `arn:aws:secretsmanager:...:secret:name` names a secret, a link of a `:` chain.
         let arn_part = c.name("secret_tight").is_some() && before.starts_with(':');
-        // A word, where only a value with letters and digits both could be a secret.
-        let unmixed = c.name("secret_mixed").is_some() && {
-            let value = secret.as_str();
-            !(value.bytes().any(|b| b.is_ascii_digit())
-                && value.bytes().any(|b| b.is_ascii_alphabetic()))
-        };
+        // A word or a name, where only a value shaped like a secret could be one.
+        let unshaped = (c.name("secret_mixed").is_some() || c.name("secret_tight").is_some())
+            && !is_secret_shaped(secret.as_str());
+        // `api_key=api_key`: code passing a variable on, not a value.
+        let its_own_key = before
+            .trim_end_matches(|c: char| !c.is_ascii_alphanumeric())
+            .ends_with(secret.as_str());
         let spared = self.spare_plain
-            && (arn_part || unmixed || is_cursor_key(before) || is_plain_value(secret.as_str()));
+            && (arn_part
+                || unshaped
+                || its_own_key
+                || is_cursor_key(before)
+                || is_plain_value(secret.as_str()));
         (!spared).then_some((before, secret))
     }
 }

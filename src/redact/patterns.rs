@@ -75,11 +75,12 @@ pub const DEFAULT_PATTERNS: &[(&str, &str)] = &[
         // A secret key's value on the line after it: a YAML block (`password: |`), a name and
         // its value (Kubernetes' `- name: DB_PASSWORD` / `value: x`, ECS's
         // `{"name":"API_TOKEN","value":"x"}`), and the input pydantic quotes under a secret
-        // field (`password` / `String should have at most 8 characters [..., input_value='x'`).
+        // field, its whole name on the line before (`password` / `String should have at most 8
+        // characters [..., input_value='x'`; not `max_tokens`, not a dict of the other fields).
         concat!(
             r#"(?i)(?:password|passwd|secret|token|api[_-]?key|private[_-]?key|credentials?)["']?:[ \t]*(?:!!binary[ \t]+)?[|>][-+0-9]*[ \t]*\r?\n[ \t]+(?P<secret>[^\r\n]+)"#,
             r#"|name["']?\s*[:=]\s*["']?[a-z0-9_.-]*(?:password|passwd|secret|token|api_?key|apikey|credentials?)["']?\s*,?\s*-?\s*["']?value["']?\s*[:=]\s*["']?(?P<secret_sq>[^\s"',}]+)"#,
-            r#"|(?:password|passwd|secret|token|api_?key|apikey|credentials?)[^\r\n]*\r?\n[^\r\n]*?input_value=(?:'(?P<secret_bare>[^'\r\n]*)'|"(?P<secret_bt>[^"\r\n]*)"|(?P<secret_br>[^\s,\]]+))"#,
+            r#"|(?m:^)[ \t]*(?:[a-z0-9_]+\.)*[a-z0-9_]*(?:password|passwd|secret|token|api_?key|apikey|credentials)[ \t]*\r?\n[^\r\n]*?input_value=(?:'(?P<secret_bare>[^'\r\n]*)'|"(?P<secret_bt>[^"\r\n]*)"|(?P<secret_br>[^\s,\]{\[][^\s,\]]*))"#,
         ),
     ),
     (
@@ -93,19 +94,23 @@ pub const DEFAULT_PATTERNS: &[(&str, &str)] = &[
         // `auth token 0123...`, `secret wJalr...`, `ENV DB_PASSWORD x`, `invalid password
         // Short9Pw`: a key word, a space, then a run as long as only a key or token is (no
         // English word is 20 letters; a path starts with `/` or `.`, and a dot ends the run:
-        // `unexpected token github.com/org/pkg` stays; a page token is a cursor), or eight
-        // characters or more with letters and digits both.
+        // `unexpected token github.com/org/pkg` stays; a page token is a cursor): eight
+        // characters or more shaped like a secret (`Secret prod/postgres-credentials`, a
+        // Kubernetes name, stays).
         concat!(
             r"(?i)(?-u:\b)(?:(?:page|next|continuation|pagination|paging|resume|sync|cursor)\s+)?(?:[a-z0-9]+[_.])*(?:token|secret|password|passwd|api[ _-]?key|access[ _-]?key|secret[ _-]?key|secret[ _-]?access[ _-]?key)\s+",
-            r"(?:(?P<secret>[A-Za-z0-9+=_-][A-Za-z0-9/+=_~-]{19,})|(?P<secret_mixed>[a-z0-9_-]{8,}))(?:$|[\s.,;:)\]])",
+            r"(?P<secret_mixed>[A-Za-z0-9+=_-][A-Za-z0-9/+=_~-]{7,})(?:$|[\s.,;:)\]])",
         ),
     ),
     (
         "quoted-after-word",
-        // `the password 'Hunter2!' is incorrect`, ``token `abcd1234` is invalid``: a quoted
-        // value with a digit or a sign, or a long one (`Unexpected token 'export'` and
-        // `Unexpected token '<'` stay).
-        r#"(?i)(?-u:\b)(?:password|passwd|passphrase|token|api[ _-]?key|secret[ _-]?key)\s+["'`](?P<secret>[^"'`\s]+[^a-z"'`\s][^"'`\s]+|[^"'`\s]{2,}[^a-z"'`\s]|[^a-z"'`\s][^"'`\s]{2,}|[^"'`\s]{12,})["'`]"#,
+        // `the password 'Hunter2!' is incorrect`, ``token `abcd1234` is invalid``: after a
+        // password, a quoted value with a digit or a sign, or a long one; after a token (a
+        // parser's word too: `Unexpected token 'let2'`, `'==='`, `'<'`), one shaped like a secret.
+        concat!(
+            r#"(?i)(?-u:\b)(?:password|passwd|passphrase|api[ _-]?key|secret[ _-]?key)\s+["'`](?P<secret>[^"'`\s]+[^a-z"'`\s][^"'`\s]+|[^"'`\s]{2,}[^a-z"'`\s]|[^a-z"'`\s][^"'`\s]{2,}|[^"'`\s]{12,})["'`]"#,
+            r#"|(?-u:\b)token\s+["'`](?P<secret_mixed>[^"'`\s]{6,})["'`]"#,
+        ),
     ),
     (
         "secret-flag",
@@ -154,7 +159,7 @@ pub const DEFAULT_PATTERNS: &[(&str, &str)] = &[
         // `requirepass x` (and `AUTH` as MONITOR prints it), PowerShell's
         // `ConvertTo-SecureString 'x'`, WordPress's `define('AUTH_KEY', 'x')`.
         concat!(
-            r#"(?i)(?-u:\b)identified\s+(?:with\s+[a-z0-9_]+\s+)?by\s+(?:password\s+)?(?:'(?P<secret>[^'\r\n]+)'|(?P<secret_sq>[^\s'";]+))|(?-u:\b)AUTH\s+(?:PLAIN|LOGIN|XOAUTH2)\s+(?P<secret_bare>[A-Za-z0-9+/=]{8,})"#,
+            r#"(?i)(?-u:\b)identified\s+(?:with\s+[a-z0-9_]+\s+)?by\s+(?:password\s+)?(?:'(?P<secret>[^'\r\n]+)'|(?P<secret_sq>[^\s'";]+))|(?-u:\b)(?-i:AUTH\s+(?:PLAIN|LOGIN|XOAUTH2))\s+(?P<secret_bare>[A-Za-z0-9+/]*[0-9+/=][A-Za-z0-9+/=]*)"#,
             r#"|(?-u:\b)(?:requirepass|masterauth)["']?\s+(?:[0-9]\)\s*)?["']?(?P<secret_tight>[^\s"']+)|"auth"\s+(?:"[^"\r\n]*"\s+)?"(?P<secret_esc>[^"\r\n]+)""#,
             r#"|(?-u:\b)(?:password\(\s*'|ConvertTo-SecureString\s+(?:-String\s+)?["']|define\(\s*'[A-Z_]*(?:KEY|SALT|PASSWORD|SECRET)'\s*,\s*')(?P<secret_bt>[^"'\r\n]+)"#,
         ),
@@ -163,9 +168,9 @@ pub const DEFAULT_PATTERNS: &[(&str, &str)] = &[
         "url-query-secret",
         // Query parameters that carry a credential under a name too plain for `key-value`: an
         // OAuth code, its verifier and a device code, `key=` (Trello, Google), `appid=`
-        // (OpenWeather), `jwt=`, a CAS `ticket=`; long enough to be one (`?code=DEU`,
-        // `?key=reports/q3.pdf` stay).
-        r#"[?&#](?:code|code_verifier|device_code|key|appid|app_key|jwt|ticket)=(?P<secret>[A-Za-z0-9_~+=.-]{16,})"#,
+        // (OpenWeather), `jwt=`, a CAS `ticket=`; long enough and shaped like one (`?code=DEU`,
+        // `?key=reports/q3.pdf`, `?code=ERR_BAD_REQUEST_TIMEOUT` stay).
+        r#"[?&#](?:code|code_verifier|device_code|key|appid|app_key|jwt|ticket)=(?P<secret_mixed>[A-Za-z0-9_~+=.-]{16,})"#,
     ),
     (
         "kube-bootstrap-token",
@@ -307,7 +312,7 @@ pub const DEFAULT_PATTERNS: &[(&str, &str)] = &[
         concat!(
             r"(?i)(?:hooks\.slack\.com/(?:services|triggers|workflows)/(?:[A-Z0-9]+/){2,3}|discord(?:app)?\.com/api/webhooks/[0-9]+/)(?P<secret>[A-Za-z0-9_-]{20,})",
             r"|webhook\.office\.com/webhookb2/[^\s/]+/IncomingWebhook/(?P<secret_sq>[A-Za-z0-9]{16,})",
-            r"|/hooks/(?P<secret_bare>[A-Za-z0-9]{20,})|maker\.ifttt\.com/\S*?/key/(?P<secret_bt>[A-Za-z0-9_-]{16,})",
+            r"|/hooks/(?P<secret_bare>[a-z0-9]{26})(?:[/?#\s]|$)|maker\.ifttt\.com/\S*?/key/(?P<secret_bt>[A-Za-z0-9_-]{16,})",
             r"|hooks\.zapier\.com/hooks/catch/[0-9]+/(?P<secret_br>[A-Za-z0-9]{6,})",
         ),
     ),

@@ -848,9 +848,34 @@ fn leaves_what_the_fourth_review_found_masked_needlessly() {
         "Authorization: denied for client 12345",
         "tokens_used=1500 max_tokens=4096",
         "[token] expired",
+        // Found by a review of these patterns for what they mask needlessly.
+        "SyntaxError: Unexpected token '==='",
+        "SyntaxError: Unexpected token 'let2'",
+        "max_tokens\n  Input should be a valid integer [type=int_parsing, input_value='lots', input_type=str]",
+        "npm error _authToken=${NPM_TOKEN}: Failed to replace env in config: ${NPM_TOKEN}",
+        "client = OpenAI(api_key=api_key)",
+        "couldn't find key password in Secret prod/postgres-credentials",
+        "token read-only-2 lacks the scope",
+        "dial tcp auth:443: connect: connection refused",
+        r#"{"password": ["This password is too short. It must contain at least 8 characters."]}"#,
+        "please run:  gh auth login\nAlternatively, populate the GH_TOKEN environment variable",
+        "token 2024-05-01T10:00:00Z expired",
+        "Bearer insufficient_scope",
+        "GET https://x.example.com/api?key=user_profile_settings_v2 failed",
+        "POST https://x.example.com/hooks/githubPushEventHandlerV2 failed",
+        "Resource handler returned message: (RequestToken: 4f0e7a1c-2b3d-4e5f-8a9b-0c1d2e3f4a5b)",
     ] {
         assert_eq!(r(text), text);
     }
+    // A found value that is a plain word is masked where it was found, not wherever it is.
+    let docker =
+        "superuser password is not specified. For example, \"-e POSTGRES_PASSWORD=password\"";
+    let redactor = Redactor::defaults();
+    let masked = redactor.text_knowing(docker, &redactor.secrets_in(docker));
+    assert!(
+        masked.starts_with("superuser password is not specified"),
+        "{masked}"
+    );
 }
 
 #[test]
@@ -858,6 +883,7 @@ fn json_names_pairs_and_run_together_keys_are_masked() {
     let mut v = json!({
         "env": [{"name": "DB_PASSWORD", "value": "K8sVal9Pw"}, {"name": "LOG_LEVEL", "value": "debug"}],
         "headers": [["X-Api-Key", "PairK3y9"], ["Accept", "text/plain"]],
+        "missing": ["password", "email"],
         "cfg": {"PGPASSWORD": "PgPw9", "authtoken": "AuthT0k9", "pass_phrase": "Phr4se", "ssh_key": "SshK3y",
                 "bearer": "B3arer", "max_tokens": 4096, "primary_key": "id"}
     });
@@ -867,6 +893,7 @@ fn json_names_pairs_and_run_together_keys_are_masked() {
         json!({
             "env": [{"name": "DB_PASSWORD", "value": "[REDACTED]"}, {"name": "LOG_LEVEL", "value": "debug"}],
             "headers": [["X-Api-Key", "[REDACTED]"], ["Accept", "text/plain"]],
+            "missing": ["password", "email"],
             "cfg": {"PGPASSWORD": "[REDACTED]", "authtoken": "[REDACTED]", "pass_phrase": "[REDACTED]",
                     "ssh_key": "[REDACTED]", "bearer": "[REDACTED]", "max_tokens": 4096, "primary_key": "id"}
         })
