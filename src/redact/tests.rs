@@ -765,6 +765,7 @@ fn masks_the_shapes_a_fourth_review_found() {
         ("licenseKey=LiCk3yAbc123 rejected", "licenseKey=[REDACTED] rejected"),
         ("SecretString: AwsS3cretStr1ng!", "SecretString: [REDACTED]"),
         ("requirepass Redis9ReqPass", "requirepass [REDACTED]"),
+        (r#"{"pass_phrase": "Phr4seVal", "ssh_key": "SshK3yVal"}"#, r#"{"pass_phrase": "[REDACTED]", "ssh_key": "[REDACTED]"}"#),
         // Values the key-colon-value shape spared.
         ("password: !Qaz2wsxEdc rejected", "password: [REDACTED] rejected"),
         ("credentials: admin:Wq7Zr2Lp9 rejected", "credentials: [REDACTED] rejected"),
