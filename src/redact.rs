@@ -456,7 +456,18 @@ fn is_plain_value(value: &str) -> bool {
     let parameter = value.strip_suffix('=').is_some_and(|name| {
         !name.is_empty() && name.bytes().all(|b| b.is_ascii_lowercase() || b == b'_')
     });
-    let reference = value.starts_with(['$', '%', '<'])
+    // `$GITHUB_TOKEN`, `${X}`, `$(cat f)`, `%X%`, `<your key>` (cut at its space too), a shell's
+    // `<` or a mask already there (`***`); not `$ecret`.
+    let variable =
+        |rest: &str| rest.starts_with(|c: char| c.is_ascii_uppercase() || "_{(".contains(c));
+    let reference = value.strip_prefix('$').is_some_and(variable)
+        || (value.len() > 2 && value.starts_with('%') && value.ends_with('%'))
+        || value.strip_prefix('<').is_some_and(|rest| {
+            rest.bytes()
+                .all(|b| b.is_ascii_alphabetic() || b"_ ->".contains(&b))
+        })
+        // `<`, `***`: a redirection, or masked already.
+        || value.bytes().all(|b| b.is_ascii_punctuation())
         || value.ends_with("...")
         || [
             "process.env.",
@@ -530,7 +541,8 @@ impl Mask {
         // `api_key=api_key`: code passing a variable on, not a value.
         let its_own_key = before
             .trim_end_matches(|c: char| !c.is_ascii_alphanumeric())
-            .ends_with(secret.as_str());
+            .strip_suffix(secret.as_str())
+            .is_some_and(|rest| !rest.ends_with(|c: char| c.is_ascii_alphanumeric() || c == '_'));
         let spared = self.spare_plain
             && (arn_part
                 || unshaped

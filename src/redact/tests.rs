@@ -765,6 +765,9 @@ fn masks_the_shapes_a_fourth_review_found() {
         ("licenseKey=LiCk3yAbc123 rejected", "licenseKey=[REDACTED] rejected"),
         ("SecretString: AwsS3cretStr1ng!", "SecretString: [REDACTED]"),
         ("requirepass Redis9ReqPass", "requirepass [REDACTED]"),
+        // Not taken for a reference to a variable, nor for the key itself.
+        ("password=$ecretPa55", "password=[REDACTED]"),
+        ("password=sword", "password=[REDACTED]"),
         (r#"{"pass_phrase": "Phr4seVal", "ssh_key": "SshK3yVal"}"#, r#"{"pass_phrase": "[REDACTED]", "ssh_key": "[REDACTED]"}"#),
         // Values the key-colon-value shape spared.
         ("password: !Qaz2wsxEdc rejected", "password: [REDACTED] rejected"),
@@ -865,6 +868,9 @@ fn leaves_what_the_fourth_review_found_masked_needlessly() {
         "GET https://x.example.com/api?key=user_profile_settings_v2 failed",
         "POST https://x.example.com/hooks/githubPushEventHandlerV2 failed",
         "Resource handler returned message: (RequestToken: 4f0e7a1c-2b3d-4e5f-8a9b-0c1d2e3f4a5b)",
+        "OPENAI_API_KEY is not set. Set it with: export OPENAI_API_KEY=<your key>",
+        "Usage: gh auth login --with-token < mytoken.txt",
+        "password=*** (masked)",
     ] {
         assert_eq!(r(text), text);
     }
