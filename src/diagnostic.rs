@@ -11,7 +11,7 @@ pub const MAX_FILE: u64 = 8 << 20;
 /// its place since it was looked at would otherwise wait for a writer).
 fn read_regular(path: &std::path::Path) -> std::io::Result<Vec<u8>> {
     use std::io::Read;
-    use std::os::unix::fs::OpenOptionsExt;
+    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
     let file = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NONBLOCK)
@@ -19,7 +19,6 @@ fn read_regular(path: &std::path::Path) -> std::io::Result<Vec<u8>> {
     let meta = file.metadata()?;
     // A FIFO (`<(...)` too) can only be read by waiting for its writer, which a reload must
     // not; a character device (`/dev/null`) reads at once, and the cap below bounds it.
-    use std::os::unix::fs::FileTypeExt;
     if !meta.is_file() && !meta.file_type().is_char_device() {
         return Err(std::io::Error::other(
             "not a regular file (a FIFO or `<(...)` cannot be reread: write it to a file)",

@@ -229,6 +229,10 @@ impl Redactor {
 
     /// Masks secrets in every string of a JSON value, keys included.
     pub fn value(&self, value: &mut Value) {
+        // With no pattern at all (`defaults = false` and none of yours), nothing is masked.
+        if !self.active() {
+            return;
+        }
         match value {
             Value::String(s) => {
                 if let Cow::Owned(masked) = self.text(s) {
@@ -240,7 +244,7 @@ impl Redactor {
                 // named as headers are, so that a list of two field names stays.
                 if let [Value::String(name), value @ Value::String(_)] = items.as_mut_slice() {
                     let header = name.contains('-') || name.starts_with(char::is_uppercase);
-                    if self.active() && header && key_secrecy(name) == Secrecy::Strong {
+                    if header && key_secrecy(name) == Secrecy::Strong {
                         *value = Value::String(MASK.to_owned());
                     }
                 }
@@ -261,20 +265,19 @@ impl Redactor {
                         .and_then(Value::as_str)
                         .is_some_and(|name| key_secrecy(name) == Secrecy::Strong)
                 });
-                if named_secret && self.active() {
+                if named_secret {
                     if let Some(value) = map.get_mut("value").filter(|v| v.is_string()) {
                         *value = Value::String(MASK.to_owned());
                     }
                 }
                 for (key, v) in map.iter_mut() {
-                    let masked = self.active()
-                        && match key_secrecy(key) {
-                            // Whatever it holds.
-                            Secrecy::Strong => !v.is_null(),
-                            // Its text; a count, a flag or what it holds inside stay.
-                            Secrecy::Weak => v.as_str().is_some_and(|s| !is_plain_value(s)),
-                            Secrecy::None => false,
-                        };
+                    let masked = match key_secrecy(key) {
+                        // Whatever it holds.
+                        Secrecy::Strong => !v.is_null(),
+                        // Its text; a count, a flag or what it holds inside stay.
+                        Secrecy::Weak => v.as_str().is_some_and(|s| !is_plain_value(s)),
+                        Secrecy::None => false,
+                    };
                     if masked {
                         *v = Value::String(MASK.to_owned());
                     } else {
@@ -456,17 +459,16 @@ fn is_plain_value(value: &str) -> bool {
     let parameter = value.strip_suffix('=').is_some_and(|name| {
         !name.is_empty() && name.bytes().all(|b| b.is_ascii_lowercase() || b == b'_')
     });
-    // `$GITHUB_TOKEN`, `${X}`, `$(cat f)`, `%X%`, `<your key>` (cut at its space too), a shell's
-    // `<` or a mask already there (`***`); not `$ecret`.
+    // What stands in for a secret: `$GITHUB_TOKEN`, `${X}`, `$(cat f)`, `%X%`, `<your key>` (cut
+    // at its space too), a shell's `<` or a mask already there (`***`); not `$ecret`.
     let variable =
         |rest: &str| rest.starts_with(|c: char| c.is_ascii_uppercase() || "_{(".contains(c));
-    let reference = value.strip_prefix('$').is_some_and(variable)
+    let stand_in = value.strip_prefix('$').is_some_and(variable)
         || (value.len() > 2 && value.starts_with('%') && value.ends_with('%'))
         || value.strip_prefix('<').is_some_and(|rest| {
             rest.bytes()
                 .all(|b| b.is_ascii_alphabetic() || b"_ ->".contains(&b))
         })
-        // `<`, `***`: a redirection, or masked already.
         || value.bytes().all(|b| b.is_ascii_punctuation())
         || value.ends_with("...")
         || [
@@ -499,7 +501,7 @@ fn is_plain_value(value: &str) -> bool {
             .any(|start| value.starts_with(start)));
     (value.len() <= 3 && value.bytes().all(|b| b.is_ascii_digit()))
         || hex_literal
-        || reference
+        || stand_in
         || date
         || code
         || message

@@ -94,7 +94,8 @@ pub async fn watch(flags: Flags, mut files: Vec<PathBuf>, shared: SharedRewriter
 }
 
 /// Loads the files on a thread of its own: a slow load (a thousand large regexes take seconds)
-/// must not hold up the runtime, which also passes signals on and shuts the proxy down.
+/// must not hold up the runtime, which also passes signals on and shuts the proxy down. Not
+/// `spawn_blocking`: dropping the runtime at exit would wait for the load to end.
 async fn load_off_thread(flags: &Flags) -> Option<Result<Settings, Diagnostics>> {
     let (done, loaded) = tokio::sync::oneshot::channel();
     let flags = flags.clone();

@@ -38,6 +38,13 @@ fn run(args: &[&str]) -> (Option<i32>, String, String) {
     run_in(Path::new("."), args, "")
 }
 
+/// Runs a command that must refuse its input with 64; returns what it said.
+fn refused(args: &[&str]) -> String {
+    let (code, _, stderr) = run(args);
+    assert_eq!(code, Some(64), "{stderr}");
+    stderr
+}
+
 fn write(dir: &Path, name: &str, text: &str) -> String {
     let path = dir.join(name);
     std::fs::write(&path, text).unwrap();
@@ -91,12 +98,10 @@ fn check_refuses_what_would_stop_the_proxy_at_start() {
         "c.toml",
         "log_file = \"no/such/folder/proxy.log\"\n[env]\n\"A=B\" = \"1\"\n",
     );
-    let (code, _, stderr) = run(&["check", "--config", &config]);
-    assert_eq!(code, Some(64));
+    let stderr = refused(&["check", "--config", &config]);
     assert!(stderr.contains("[env] 'A=B'"), "{stderr}");
     std::fs::write(&config, "log_file = \"no/such/folder/proxy.log\"\n").unwrap();
-    let (code, _, stderr) = run(&["check", "--config", &config]);
-    assert_eq!(code, Some(64));
+    let stderr = refused(&["check", "--config", &config]);
     assert!(
         stderr.contains("log_file: the folder") && stderr.contains("does not exist"),
         "{stderr}"
@@ -111,8 +116,7 @@ fn check_rejects_invalid_files_and_unreachable_rules_with_64() {
         "bad.toml",
         "[[rule]]\nid = \"x\"\ncategory = \"business\"\nmessage = \"{nope}\"\n",
     );
-    let (code, _, stderr) = run(&["check", "--rules", &bad]);
-    assert_eq!(code, Some(64));
+    let stderr = refused(&["check", "--rules", &bad]);
     assert!(
         stderr.contains(&format!("{bad}:4:11: rule 'x': placeholder '{{nope}}'")),
         "{stderr}"
@@ -123,8 +127,7 @@ fn check_rejects_invalid_files_and_unreachable_rules_with_64() {
         "shadow.toml",
         "[[rule]]\nid = \"all\"\ncategory = \"transient\"\n[[rule]]\nid = \"never\"\nmatch = \"x\"\ncategory = \"business\"\n",
     );
-    let (code, _, stderr) = run(&["check", "--rules", &shadow]);
-    assert_eq!(code, Some(64));
+    let stderr = refused(&["check", "--rules", &shadow]);
     assert!(
         stderr.contains(&format!(
             "{shadow}:5:6: rule 'never': never decides anything: rule 'all'"

@@ -14,6 +14,14 @@ macro_rules! secret_key {
     };
 }
 
+/// The plain words that name a secret, where a pattern needs no more (a YAML block's key, a
+/// variable's name, an XML attribute) than these, not `secret_key!`'s many forms.
+macro_rules! secret_word {
+    () => {
+        r"(?:password|passwd|secret|token|api[_-]?key|apikey|private[_-]?key|credentials?)"
+    };
+}
+
 /// The shipped patterns: (name, regex). Where a pattern has a group named `secret` (or one of
 /// the others [`secret_group`] knows), only that group is masked, so the reader still sees
 /// which key or scheme it was.
@@ -78,9 +86,15 @@ pub const DEFAULT_PATTERNS: &[(&str, &str)] = &[
         // field, its whole name on the line before (`password` / `String should have at most 8
         // characters [..., input_value='x'`; not `max_tokens`, not a dict of the other fields).
         concat!(
-            r#"(?i)(?:password|passwd|secret|token|api[_-]?key|private[_-]?key|credentials?)["']?:[ \t]*(?:!!binary[ \t]+)?[|>][-+0-9]*[ \t]*\r?\n[ \t]+(?P<secret>[^\r\n]+)"#,
-            r#"|name["']?\s*[:=]\s*["']?[a-z0-9_.-]*(?:password|passwd|secret|token|api_?key|apikey|credentials?)["']?\s*,?\s*-?\s*["']?value["']?\s*[:=]\s*["']?(?P<secret_sq>[^\s"',}]+)"#,
-            r#"|(?m:^)[ \t]*(?:[a-z0-9_]+\.)*[a-z0-9_]*(?:password|passwd|secret|token|api_?key|apikey|credentials)[ \t]*\r?\n[^\r\n]*?input_value=(?:'(?P<secret_bare>[^'\r\n]*)'|"(?P<secret_bt>[^"\r\n]*)"|(?P<secret_br>[^\s,\]{\[][^\s,\]]*))"#,
+            "(?i)",
+            secret_word!(),
+            r#"["']?:[ \t]*(?:!!binary[ \t]+)?[|>][-+0-9]*[ \t]*\r?\n[ \t]+(?P<secret>[^\r\n]+)"#,
+            r#"|name["']?\s*[:=]\s*["']?[a-z0-9_.-]*"#,
+            secret_word!(),
+            r#"["']?\s*,?\s*-?\s*["']?value["']?\s*[:=]\s*["']?(?P<secret_sq>[^\s"',}]+)"#,
+            r#"|(?m:^)[ \t]*(?:[a-z0-9_]+\.)*[a-z0-9_]*"#,
+            secret_word!(),
+            r#"[ \t]*\r?\n[^\r\n]*?input_value=(?:'(?P<secret_bare>[^'\r\n]*)'|"(?P<secret_bt>[^"\r\n]*)"|(?P<secret_br>[^\s,\]{\[][^\s,\]]*))"#,
         ),
     ),
     (
@@ -149,8 +163,12 @@ pub const DEFAULT_PATTERNS: &[(&str, &str)] = &[
         // (`<entry key="db.password">x</entry>`).
         concat!(
             r#"(?i)<[a-z0-9_:-]*?(?:password|passwd|pwd|secret|token|api[_-]?key|access[_-]?key)(?:\s[^<>]*)?>(?P<secret>[^<\r\n]+)</"#,
-            r#"|(?:key|name)="[^"]*(?:password|secret|token|api[_-]?key|apikey|connectionstring)[^"]*"\s+value="(?P<secret_sq>[^"]+)""#,
-            r#"|<[a-z0-9_:-]+\s+(?:key|name)="[^"]*(?:password|secret|token|api[_-]?key|apikey)[^"]*"\s*>(?P<secret_bare>[^<\r\n]+)</"#,
+            r#"|(?:key|name)="[^"]*(?:connectionstring|"#,
+            secret_word!(),
+            r#")[^"]*"\s+value="(?P<secret_sq>[^"]+)""#,
+            r#"|<[a-z0-9_:-]+\s+(?:key|name)="[^"]*"#,
+            secret_word!(),
+            r#"[^"]*"\s*>(?P<secret_bare>[^<\r\n]+)</"#,
         ),
     ),
     (

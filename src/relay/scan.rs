@@ -33,6 +33,17 @@ enum Member {
     Other,
 }
 
+impl Member {
+    /// How much of its value is kept, if it is kept at all.
+    fn bound(self) -> Option<usize> {
+        match self {
+            Member::Id => Some(MAX_ID),
+            Member::Method => Some(MAX_METHOD),
+            Member::Other => None,
+        }
+    }
+}
+
 /// Follows the top level of a JSON object fed in chunks: finds its `"id"` and `"method"`
 /// (holding only their bytes) and notes whether it has a `result` or `error` (an answer).
 #[derive(Debug, Default)]
@@ -72,12 +83,11 @@ impl IdScanner {
     fn byte(&mut self, b: u8) {
         let top = self.depth == 1;
         // Bounded, so that a hostile line cannot grow them.
-        if let (true, State::Value(kept @ (Member::Id | Member::Method))) = (top, self.state) {
-            let bound = if kept == Member::Id {
-                MAX_ID
-            } else {
-                MAX_METHOD
-            };
+        let kept = match self.state {
+            State::Value(member) if top => member.bound(),
+            _ => None,
+        };
+        if let Some(bound) = kept {
             if self.value.len() <= bound {
                 self.value.push(b);
             } else {
@@ -96,14 +106,16 @@ impl IdScanner {
                     let key = key.as_deref().unwrap_or(&self.key);
                     let member = match key {
                         b"id" => Member::Id,
-                        b"method" => Member::Method,
+                        b"method" => {
+                            self.has_method = true;
+                            Member::Method
+                        }
+                        b"result" | b"error" => {
+                            self.has_outcome = true;
+                            Member::Other
+                        }
                         _ => Member::Other,
                     };
-                    match key {
-                        b"method" => self.has_method = true,
-                        b"result" | b"error" => self.has_outcome = true,
-                        _ => {}
-                    }
                     self.state = State::Colon(member);
                     return;
                 }
@@ -149,9 +161,12 @@ impl IdScanner {
     /// A kept value ends at a `,` or `}` that is itself already in `value`. A member given
     /// twice counts with its last value, as clients read it (and `wire::parse`).
     fn finish_value(&mut self, drop_last: bool) {
-        let State::Value(kept @ (Member::Id | Member::Method)) = self.state else {
+        let State::Value(kept) = self.state else {
             return;
         };
+        if kept.bound().is_none() {
+            return;
+        }
         if drop_last {
             self.value.pop();
         }

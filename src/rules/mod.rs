@@ -262,10 +262,10 @@ enum ToolFilter {
 }
 
 impl ToolFilter {
-    /// For the rules of `rules` that `in_group` picks.
-    fn of(rules: &[Rule], in_group: impl Fn(&Rule) -> bool) -> ToolFilter {
+    /// For a group of rules.
+    fn of<'a>(group: impl Iterator<Item = &'a Rule>) -> ToolFilter {
         let mut globs = globset::GlobSetBuilder::new();
-        for rule in rules.iter().filter(|r| in_group(r)) {
+        for rule in group {
             if rule.tools.is_none() {
                 return ToolFilter::Every;
             }
@@ -331,7 +331,8 @@ impl RuleSet {
                 patterns += 1;
             }
         }
-        let reads_successes = ToolFilter::of(&rules, |r| r.source == Some(Source::Success));
+        let reads_successes =
+            ToolFilter::of(rules.iter().filter(|r| r.source == Some(Source::Success)));
         Ok(RuleSet {
             rules,
             reads_successes,
