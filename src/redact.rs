@@ -20,6 +20,55 @@ pub const MASK: &str = "[REDACTED]";
 /// quotes it ([`Redactor::secrets_in`]): shorter ones would mask common words.
 const MIN_QUOTED_SECRET: usize = 6;
 
+/// `text` as the patterns read it: without ANSI colour codes, and with quotes that came escaped
+/// (HTML's `&quot;`, a JSON `\u0022` quoted once more) as quotes, so that
+/// `{&quot;password&quot;:&quot;x&quot;}` is the `{"password":"x"}` it stands for. Borrowed when
+/// there is nothing to undo. What is masked is this reading of the text.
+fn readable(text: &str) -> Cow<'_, str> {
+    match without_colours(text) {
+        Cow::Borrowed(text) => with_plain_quotes(text),
+        Cow::Owned(text) => Cow::Owned(with_plain_quotes(&text).into_owned()),
+    }
+}
+
+/// The escapes of `"` and `'` that error texts carry, and what they stand for.
+const QUOTE_ESCAPES: &[(&str, char)] = &[
+    ("&quot;", '"'),
+    ("&#34;", '"'),
+    ("&#x22;", '"'),
+    ("\\u0022", '"'),
+    ("&apos;", '\''),
+    ("&#39;", '\''),
+    ("&#x27;", '\''),
+    ("\\u0027", '\''),
+];
+
+/// `text` with [`QUOTE_ESCAPES`] undone (case-insensitively); borrowed when it has none.
+fn with_plain_quotes(text: &str) -> Cow<'_, str> {
+    let escape_at = |s: &str| {
+        QUOTE_ESCAPES.iter().find_map(|&(escape, quote)| {
+            let head = s.get(..escape.len())?;
+            head.eq_ignore_ascii_case(escape)
+                .then_some((escape.len(), quote))
+        })
+    };
+    let mut plain = String::new();
+    let mut from = 0;
+    for (at, _) in text.match_indices(['&', '\\']) {
+        let Some((len, quote)) = escape_at(&text[at..]).filter(|_| at >= from) else {
+            continue;
+        };
+        plain.push_str(&text[from..at]);
+        plain.push(quote);
+        from = at + len;
+    }
+    if from == 0 {
+        return Cow::Borrowed(text);
+    }
+    plain.push_str(&text[from..]);
+    Cow::Owned(plain)
+}
+
 /// `text` without its ANSI colour and style codes (`ESC [ ... m`); borrowed when it has none.
 fn without_colours(text: &str) -> Cow<'_, str> {
     if !text.contains('\x1b') {
@@ -159,7 +208,7 @@ impl Redactor {
 
     /// Whether any pattern finds something in `text`.
     pub fn finds_any(&self, text: &str) -> bool {
-        self.any.is_match(&without_colours(text))
+        self.any.is_match(&readable(text))
     }
 
     /// `text` with every secret masked. Colour codes hide secrets from the patterns, or make
@@ -168,7 +217,7 @@ impl Redactor {
     /// masked without its colours, which it loses only when it shows a secret.
     pub fn text<'a>(&self, text: &'a str) -> Cow<'a, str> {
         let any = &self.any;
-        let plain = without_colours(text);
+        let plain = readable(text);
         if !any.is_match(&plain) {
             return Cow::Borrowed(text);
         }
@@ -192,7 +241,7 @@ impl Redactor {
     /// text, a secret is masked wherever the proxy quotes it again: a rule's message fills its
     /// template from a capture, without the context (`token: '...'`) that marked it.
     pub fn secrets_in(&self, text: &str) -> Vec<String> {
-        let text = &*without_colours(text);
+        let text = &*readable(text);
         let hits = self.any.matches(text);
         let mut found = Vec::new();
         for (i, pattern) in self.patterns.iter().enumerate() {

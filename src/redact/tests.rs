@@ -99,6 +99,32 @@ fn keys_of_values_are_masked_too() {
 }
 
 #[test]
+fn quotes_that_came_escaped_are_read_as_quotes() {
+    // An HTML error page, and JSON quoted once more than the text undoes.
+    assert_eq!(
+        r("Error: {&quot;api_key&quot;:&quot;sk9f8e7d6c5b4a3&quot;}"),
+        r#"Error: {"api_key":"[REDACTED]"}"#
+    );
+    assert_eq!(
+        r(r"payload {\u0022token\u0022:\u0022ghx9f8e7d6c5b4a3Zq\u0022}"),
+        r#"payload {"token":"[REDACTED]"}"#
+    );
+    assert_eq!(
+        r("login failed: password=&#39;Hunter2Secret&#X27; &amp; more"),
+        "login failed: password='[REDACTED]' &amp; more"
+    );
+    // Nothing to mask: the text is left as it came, escapes and all.
+    let clean = "Expected &quot;name&quot; at 3 \\u0022x\\u0022 &amp; &#39;";
+    assert!(matches!(Redactor::defaults().text(clean), Cow::Borrowed(_)));
+    // An escape cut off at the end, or a lone `&`, is text.
+    assert_eq!(
+        with_plain_quotes("a &quot b & c \\u002"),
+        "a &quot b & c \\u002"
+    );
+    assert_eq!(with_plain_quotes("&QUOT;é&#34;"), "\"é\"");
+}
+
+#[test]
 fn non_ascii_text_keeps_the_fast_path() {
     // Unicode word boundaries would leave the DFA for every non-ASCII text: the shipped
     // patterns use ASCII ones.
