@@ -84,7 +84,7 @@ impl From<RewrittenJson> for Rewritten {
     }
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Default)]
 struct RpcError {
     code: Option<i64>,
     message: Option<String>,
@@ -178,7 +178,10 @@ impl Rewriter {
     }
 
     fn rewrite_error(&self, answered: &AnsweredCall, raw: &RawValue) -> Option<RewrittenJson> {
-        let error: RpcError = serde_json::from_str(raw.get()).ok()?;
+        // `null` (a broken answer) is an error that says nothing.
+        let error: RpcError = serde_json::from_str::<Option<RpcError>>(raw.get())
+            .ok()?
+            .unwrap_or_default();
         if error.code.is_some_and(is_control_error) {
             return None;
         }

@@ -54,7 +54,7 @@ struct Envelope<'a> {
     id: Option<&'a RawValue>,
     method: Option<Cow<'a, str>>,
     params: Option<&'a RawValue>,
-    /// `"result": null` is a result (a present null), not a missing one.
+    /// `"result": null` is a result (a present null), not a missing one; `"error": null` too.
     result: Option<&'a RawValue>,
     error: Option<&'a RawValue>,
 }
@@ -89,7 +89,8 @@ impl<'de> Visitor<'de> for EnvelopeVisitor {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Envelope<'de>, A::Error> {
         let mut envelope = Envelope::default();
         while let Some(field) = map.next_key::<Field>()? {
-            // `null` reads as `None` (absent), except for `result`.
+            // `null` reads as `None` (absent), except for `result` and `error`: an answer with
+            // `"error": null` is a broken answer, but an answer, which settles its request.
             match field {
                 Field::Id => envelope.id = map.next_value()?,
                 Field::Method => {
@@ -97,7 +98,7 @@ impl<'de> Visitor<'de> for EnvelopeVisitor {
                 }
                 Field::Params => envelope.params = map.next_value()?,
                 Field::Result => envelope.result = Some(map.next_value()?),
-                Field::Error => envelope.error = map.next_value()?,
+                Field::Error => envelope.error = Some(map.next_value()?),
                 Field::Other => {
                     map.next_value::<IgnoredAny>()?;
                 }
@@ -141,6 +142,13 @@ pub fn text_of(line: &[u8]) -> Cow<'_, str> {
         Ok(text) => Cow::Borrowed(text),
         Err(_) => String::from_utf8_lossy(line),
     }
+}
+
+/// An upstream's line as the text the client gets: itself, or, when it holds invalid UTF-8
+/// (which is not JSON), its lossy reading. Strict clients (the Python SDK) drop the whole
+/// session over one invalid byte; U+FFFD in its place is the one change that keeps it.
+pub fn repaired_text(line: Vec<u8>) -> String {
+    String::from_utf8(line).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
 /// Reads one line (with or without its line ending) as a JSON-RPC message. Text, not bytes:
@@ -203,20 +211,22 @@ impl IdKey {
         if text.starts_with('"') {
             return serde_json::from_str::<String>(text).ok().map(IdKey::Str);
         }
-        let number = serde_json::from_str::<serde_json::Number>(text).ok()?;
-        Some(if let Some(i) = number.as_i64() {
-            IdKey::Int(i)
-        } else if let Some(u) = number.as_u64() {
-            IdKey::Num(u.to_string())
-        } else {
-            match number.as_f64() {
-                // Integral floats within f64's exact range compare equal to integers in JS.
-                Some(f) if f.fract() == 0.0 && f.abs() < 9_007_199_254_740_992.0 => {
-                    IdKey::Int(f as i64)
-                }
-                _ => IdKey::Num(number.to_string()),
-            }
-        })
+        // An integer too large for i64, by its digits: as f64 (serde's reading without
+        // arbitrary precision) two of them could be one key, and one request never answered.
+        let digits = text.strip_prefix('-').unwrap_or(text);
+        if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+            return Some(IdKey::Num(text.to_owned()));
+        }
+        // Any other number (a fraction, an exponent) as f64, as JavaScript reads it.
+        let number = serde_json::from_str::<f64>(text).ok()?;
+        // Integral floats within f64's exact range compare equal to integers in JS.
+        Some(
+            if number.fract() == 0.0 && number.abs() < 9_007_199_254_740_992.0 {
+                IdKey::Int(number as i64)
+            } else {
+                IdKey::Num(number.to_string())
+            },
+        )
     }
 }
 
@@ -310,6 +320,9 @@ mod tests {
             kind(r#"{"jsonrpc":"2.0","id":3,"result":null}"#),
             "response"
         );
+        // Broken, but an answer: it settles its request (JSON-RPC 1.0 sends both).
+        assert_eq!(kind(r#"{"jsonrpc":"2.0","id":3,"error":null}"#), "error");
+        assert_eq!(kind(r#"{"id":3,"result":{},"error":null}"#), "response");
         assert_eq!(
             kind(r#"{"jsonrpc":"2.0","id":null,"error":{"code":1}}"#),
             "other"
@@ -377,6 +390,13 @@ mod tests {
         assert_eq!(key("18446744073709551615"), key("18446744073709551615"));
         assert_ne!(key("18446744073709551615"), key("-1"));
         assert_eq!(key("0.5"), Some(IdKey::Num("0.5".into())));
+        // Past i64, integers keep their digits: as f64 these two would be one key.
+        assert_ne!(
+            key("12345678901234567890123"),
+            key("12345678901234567890124")
+        );
+        assert_eq!(key("-9223372036854775809"), key("-9223372036854775809"));
+        assert_ne!(key("9223372036854775808"), key("-9223372036854775808"));
     }
 
     #[test]

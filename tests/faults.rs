@@ -11,12 +11,14 @@
 
 mod common;
 
-use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{Options, Running, BIN, PATIENCE};
+use common::{
+    answers_by_id, assert_each_answered_once, assert_no_panic, call, hex, Options, Running, BIN,
+    PATIENCE,
+};
 use serde_json::{json, Value};
 
 fn config(text: &str) -> (tempfile::TempDir, String) {
@@ -28,54 +30,6 @@ fn config(text: &str) -> (tempfile::TempDir, String) {
 
 /// A short shutdown ladder, so that tests of hangs end quickly.
 const QUICK_SHUTDOWN: &str = "[shutdown]\nclose_wait_ms = 200\nterm_wait_ms = 300\n";
-
-fn call(id: impl Into<Value>, tool: &str, arguments: Value) -> String {
-    json!({"jsonrpc": "2.0", "id": id.into(), "method": "tools/call",
-           "params": {"name": tool, "arguments": arguments}})
-    .to_string()
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-/// Counts the answers per id among `lines`, and checks each is one JSON object.
-fn answers_by_id(lines: &[Vec<u8>]) -> HashMap<String, usize> {
-    let mut seen = HashMap::new();
-    for line in lines {
-        let Ok(v) = serde_json::from_slice::<Value>(line) else {
-            continue;
-        };
-        if v.get("result").is_some() || v.get("error").is_some() {
-            *seen.entry(v["id"].to_string()).or_insert(0) += 1;
-        }
-    }
-    seen
-}
-
-fn assert_no_panic(stderr: &str) {
-    assert!(
-        !stderr.contains("panicked"),
-        "the proxy panicked; stderr:\n{stderr}"
-    );
-}
-
-/// Every id in `ids` answered exactly once.
-fn assert_each_answered_once(lines: &[Vec<u8>], ids: &[Value]) {
-    let seen = answers_by_id(lines);
-    for id in ids {
-        let n = seen.get(&id.to_string()).copied().unwrap_or(0);
-        assert_eq!(
-            n,
-            1,
-            "id {id} answered {n} times; output:\n{}",
-            lines
-                .iter()
-                .map(|l| String::from_utf8_lossy(l).into_owned())
-                .collect::<String>()
-        );
-    }
-}
 
 #[test]
 fn upstream_crash_mid_line_answers_every_pending_request() {
@@ -407,24 +361,18 @@ fn invalid_utf8_both_ways() {
             "client bytes were not forwarded verbatim"
         );
     }
-    // Upstream to client: a notification with invalid UTF-8 is either forwarded byte for byte
-    // or kept off the protocol stream like any other line the proxy cannot read; never mangled.
+    // Upstream to client: a notification with invalid UTF-8 (not JSON; the Python SDK ends the
+    // session over it) arrives with U+FFFD in place of the bad byte, and nothing else changed.
     let noise: &[u8] =
         b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"data\":\"\xff\"}}";
     p.send(&call(21, "emit_hex", json!({ "lines": [hex(noise)] })));
     p.send(&call(22, "echo", json!({})));
-    loop {
-        let line = p.recv_raw();
-        if let Ok(v) = serde_json::from_slice::<Value>(&line) {
-            assert_eq!(v["id"], 22, "{v}");
-            break;
-        }
-        assert_eq!(
-            line,
-            [noise, b"\n"].concat(),
-            "a mangled line reached the client"
-        );
-    }
+    let repaired = p.recv_raw();
+    assert_eq!(
+        String::from_utf8(repaired).expect("valid UTF-8"),
+        "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"data\":\"\u{fffd}\"}}\n"
+    );
+    assert_eq!(p.recv()["id"], 22);
     let (status, _, stderr) = p.finish();
     assert!(status.success(), "{status:?}");
     assert_no_panic(&stderr);

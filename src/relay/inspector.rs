@@ -211,8 +211,8 @@ impl Inspector {
     /// A line from the upstream: what the client receives for it, if anything.
     pub fn upstream_line(&self, line: Vec<u8>) -> Effects {
         let mut effects = Effects::default();
-        let text = wire::text_of(&line);
-        let (id, answer) = match wire::parse(&text) {
+        let line = wire::repaired_text(line);
+        let (id, answer) = match wire::parse(&line) {
             Line::Message(Message::Response { id, result }) => (id, Answer::Result(result)),
             Line::Message(Message::ErrorResponse { id, error }) => (id, Answer::Error(error)),
             Line::Message(Message::Notification { method, params }) => {
@@ -228,18 +228,18 @@ impl Inspector {
                     },
                     _ => {}
                 }
-                effects.to_client.push(line);
+                effects.to_client.push(line.into_bytes());
                 return effects;
             }
             Line::Message(Message::Request { .. }) | Line::OtherJson => {
-                effects.to_client.push(line);
+                effects.to_client.push(line.into_bytes());
                 return effects;
             }
             Line::NotJson => {
                 let redactor = &self.rewriter.load().redactor;
                 effects
                     .to_client
-                    .extend(non_json_line(line, self.non_json, redactor));
+                    .extend(non_json_line(line.into_bytes(), self.non_json, redactor));
                 return effects;
             }
         };
@@ -252,11 +252,11 @@ impl Inspector {
         };
         let answered = self.session().upstream_answer(id, result);
         match answered {
-            Answered::Pass => effects.to_client.push(line),
+            Answered::Pass => effects.to_client.push(line.into_bytes()),
             Answered::Drop => tracing::debug!(id = id.get(), "dropped an answer nobody waits for"),
             Answered::Call(call) => {
                 if self.answer_call(call, answer, &mut effects) {
-                    effects.to_client.push(line);
+                    effects.to_client.push(line.into_bytes());
                 }
             }
         }

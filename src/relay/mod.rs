@@ -23,7 +23,7 @@ mod stderr;
 use std::io::Write;
 use std::os::fd::OwnedFd;
 use std::process::ExitStatus;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -33,6 +33,7 @@ use tokio::sync::oneshot;
 use tokio::time::{sleep_until, timeout, Instant};
 
 pub use inspector::{Effects, Inspector, Retry, Stats};
+use pipe::{Retire, UpstreamOut};
 use pumps::{off_thread, Io, PumpEnd};
 pub use stderr::SERVER_STDERR;
 
@@ -127,11 +128,9 @@ pub async fn run(
         )
         .await;
         io.upstream.exited(generation);
+        let mut end = end;
         let how = upstream::describe(end.status);
-        if !reader.done && timeout(DRAIN_WAIT, reader.ended()).await.is_err() {
-            // A grandchild may hold the pipe open; what it writes now belongs to nobody.
-            reader.retire();
-        } else {
+        if drain(&mut reader, &mut signals, &mut end.stopping).await {
             // A crashing server's last words are on stderr: they reach the log before the
             // proxy moves on (or ends). Not waited for when a grandchild holds its stdout: it
             // holds stderr too.
@@ -223,7 +222,7 @@ pub async fn run(
 fn start(
     command: &[String],
     settings: &Settings,
-) -> std::io::Result<(Child, OwnedFd, OwnedFd, oneshot::Receiver<()>)> {
+) -> std::io::Result<(Child, OwnedFd, UpstreamOut, oneshot::Receiver<()>)> {
     let mut child = upstream::spawn(command, &settings.env)?;
     let stdin = child
         .stdin
@@ -235,6 +234,9 @@ fn start(
         .take()
         .expect("stdout is piped")
         .into_owned_fd()?;
+    let stdout = UpstreamOut::new(stdout).inspect_err(|_| {
+        let _ = child.start_kill();
+    })?;
     let stderr = child
         .stderr
         .take()
@@ -287,27 +289,27 @@ async fn off_thread_within(
 /// The upstream pump of one upstream, seen from the supervisor.
 struct Reader {
     ended: oneshot::Receiver<PumpEnd>,
-    retired: Arc<AtomicBool>,
+    retire: Arc<Retire>,
     done: bool,
     /// Told when the upstream's stderr is copied to the end.
     stderr_done: oneshot::Receiver<()>,
 }
 
 impl Reader {
-    fn start(io: &Arc<Io>, stdout: OwnedFd, stderr_done: oneshot::Receiver<()>) -> Reader {
+    fn start(io: &Arc<Io>, stdout: UpstreamOut, stderr_done: oneshot::Receiver<()>) -> Reader {
         let (tell, ended) = oneshot::channel();
-        let retired = Arc::new(AtomicBool::new(false));
-        let (pump_io, pump_retired) = (io.clone(), retired.clone());
+        let retire = stdout.retire();
+        let pump_io = io.clone();
         let spawned = std::thread::Builder::new()
             .name("mcp-errnorm-upstream".into())
-            .spawn(move || pumps::upstream_pump(pump_io, stdout, pump_retired, tell));
+            .spawn(move || pumps::upstream_pump(pump_io, stdout, tell));
         if let Err(e) = spawned {
             // Without a reader the upstream is deaf: the supervisor sees this one end at once.
             tracing::error!("cannot start a thread to read the upstream: {e}");
         }
         Reader {
             ended,
-            retired,
+            retire,
             done: false,
             stderr_done,
         }
@@ -319,10 +321,37 @@ impl Reader {
         self.done = true;
         end
     }
+}
 
-    fn retire(&self) {
-        self.retired.store(true, Ordering::SeqCst);
+/// Waits, once the upstream exited, for its pump to deliver all the upstream wrote: as long as
+/// the client takes it, however slowly, since its requests are answered only then (settling
+/// them sooner would answer some twice). A pump that waits on an empty pipe a grandchild holds
+/// open is let go; once the proxy is told to stop, it gets [`DRAIN_WAIT`] more. True when the
+/// pump reached the pipe's end.
+async fn drain(reader: &mut Reader, signals: &mut Signals, stopping: &mut bool) -> bool {
+    let mut held = false;
+    while !reader.done {
+        if *stopping {
+            let _ = timeout(DRAIN_WAIT, reader.ended()).await;
+            reader.retire.retire();
+            return false;
+        }
+        tokio::select! {
+            _ = reader.ended() => {}
+            _ = tokio::time::sleep(DRAIN_WAIT) => {
+                if reader.retire.waiting() {
+                    // What a grandchild writes from now on belongs to nobody.
+                    held = true;
+                    reader.retire.retire();
+                }
+            }
+            (_, name) = signals.next_stop() => {
+                tracing::info!("{name} while the upstream's last lines are delivered: stopping");
+                *stopping = true;
+            }
+        }
     }
+    !held
 }
 
 /// How one upstream ended.

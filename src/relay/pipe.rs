@@ -1,10 +1,11 @@
-//! The upstream's stdin as the pumps write it: without blocking, so that a write waiting for
-//! room can give up once its server has exited (a grandchild holding the pipe never reads it).
+//! The upstream's pipes as the pumps use them: without blocking, so that a pump waiting on an
+//! upstream that has exited can be let go. A grandchild that inherited the pipes may hold them
+//! open forever: it never reads the server's stdin, and its stdout never ends.
 
 use std::fs::File;
-use std::io::Write;
-use std::os::fd::{AsRawFd, OwnedFd};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::io::{PipeReader, PipeWriter, Read, Write};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -19,16 +20,33 @@ pub(super) struct UpstreamPipe {
 /// How long a write waits for room before it looks whether its upstream has exited.
 const ROOM_POLL: Duration = Duration::from_millis(100);
 
+/// Makes reads and writes on `fd`, a pipe of our own, return at once instead of waiting; a
+/// failure leaves it blocking, as before.
+fn set_nonblocking(fd: RawFd) {
+    // SAFETY: fcntl on a descriptor we own.
+    unsafe {
+        let flags = libc::fcntl(fd, libc::F_GETFL);
+        if flags >= 0 {
+            libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK);
+        }
+    }
+}
+
+/// Waits until one of `fds` is ready for `events`, or `timeout_ms` passed (-1: no limit). An
+/// error (EINTR) only means the caller looks again sooner.
+fn wait_for<const N: usize>(fds: [RawFd; N], events: libc::c_short, timeout_ms: libc::c_int) {
+    let mut ready = fds.map(|fd| libc::pollfd {
+        fd,
+        events,
+        revents: 0,
+    });
+    // SAFETY: `ready` holds N pollfds, valid for the call.
+    unsafe { libc::poll(ready.as_mut_ptr(), N as libc::nfds_t, timeout_ms) };
+}
+
 impl UpstreamPipe {
     pub(super) fn new(stdin: OwnedFd, generation: u64, exited: Arc<AtomicU64>) -> UpstreamPipe {
-        let fd = stdin.as_raw_fd();
-        // SAFETY: fcntl on a descriptor we own; a failure leaves it blocking, as before.
-        unsafe {
-            let flags = libc::fcntl(fd, libc::F_GETFL);
-            if flags >= 0 {
-                libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK);
-            }
-        }
+        set_nonblocking(stdin.as_raw_fd());
         UpstreamPipe {
             file: stdin.into(),
             generation,
@@ -48,18 +66,138 @@ impl Write for UpstreamPipe {
                             "the upstream exited; its stdin is held but not read",
                         ));
                     }
-                    let mut room = libc::pollfd {
-                        fd: self.file.as_raw_fd(),
-                        events: libc::POLLOUT,
-                        revents: 0,
-                    };
-                    // SAFETY: one pollfd, valid for the call.
-                    unsafe { libc::poll(&mut room, 1, ROOM_POLL.as_millis() as libc::c_int) };
+                    let limit = ROOM_POLL.as_millis() as libc::c_int;
+                    wait_for([self.file.as_raw_fd()], libc::POLLOUT, limit);
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
                 written => return written,
             }
         }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// The upstream's stdout, read without blocking: while the pipe is empty, a read waits for the
+/// upstream or for [`Retire::retire`], which ends the pipe for the pump as its end would.
+pub(super) struct UpstreamOut {
+    file: File,
+    retire: Arc<Retire>,
+    /// Readable once the pump is retired.
+    woken: PipeReader,
+}
+
+/// Lets the supervisor see whether the upstream pump waits on an empty pipe, and let it go.
+pub(super) struct Retire {
+    retired: AtomicBool,
+    waiting: AtomicBool,
+    wake: PipeWriter,
+}
+
+impl Retire {
+    /// The pump waits for the upstream to write (all it wrote so far is read).
+    pub(super) fn waiting(&self) -> bool {
+        self.waiting.load(Ordering::SeqCst)
+    }
+
+    /// From now on, a read that would wait ends the pipe instead; one waiting now ends at once.
+    pub(super) fn retire(&self) {
+        self.retired.store(true, Ordering::SeqCst);
+        // Never read: the wake pipe stays readable, and a full one is readable too.
+        let _ = (&self.wake).write(&[1]);
+    }
+
+    pub(super) fn retired(&self) -> bool {
+        self.retired.load(Ordering::SeqCst)
+    }
+}
+
+impl UpstreamOut {
+    pub(super) fn new(stdout: OwnedFd) -> std::io::Result<UpstreamOut> {
+        let (woken, wake) = std::io::pipe()?;
+        set_nonblocking(stdout.as_raw_fd());
+        set_nonblocking(wake.as_raw_fd());
+        Ok(UpstreamOut {
+            file: stdout.into(),
+            retire: Arc::new(Retire {
+                retired: AtomicBool::new(false),
+                waiting: AtomicBool::new(false),
+                wake,
+            }),
+            woken,
+        })
+    }
+
+    /// How the supervisor sees this pipe's pump.
+    pub(super) fn retire(&self) -> Arc<Retire> {
+        self.retire.clone()
+    }
+
+    /// Waits until the upstream wrote, or the pump is retired.
+    fn wait(&self) {
+        let fds = [self.file.as_raw_fd(), self.woken.as_raw_fd()];
+        self.retire.waiting.store(true, Ordering::SeqCst);
+        wait_for(fds, libc::POLLIN, -1);
+        self.retire.waiting.store(false, Ordering::SeqCst);
+    }
+}
+
+impl Read for UpstreamOut {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        loop {
+            match self.file.read(buf) {
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                    if self.retire.retired() {
+                        return Ok(0);
+                    }
+                    self.wait();
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                read => return read,
+            }
+        }
+    }
+}
+
+/// Our own stdin or stdout, which the client may have handed us non-blocking (the flag belongs
+/// to the pipe, shared with a parent that uses it so, as libuv and asyncio do): a read or write
+/// that would wait, waits, as on a blocking pipe, instead of failing as if the client had gone.
+pub(super) struct ClientPipe(File);
+
+impl ClientPipe {
+    pub(super) fn new(fd: OwnedFd) -> ClientPipe {
+        ClientPipe(fd.into())
+    }
+
+    /// Retries `io` while it would block, waiting for `events` in between.
+    fn patiently<T>(
+        &mut self,
+        events: libc::c_short,
+        mut io: impl FnMut(&mut File) -> std::io::Result<T>,
+    ) -> std::io::Result<T> {
+        loop {
+            match io(&mut self.0) {
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                    wait_for([self.0.as_raw_fd()], events, -1);
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                done => return done,
+            }
+        }
+    }
+}
+
+impl Read for ClientPipe {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.patiently(libc::POLLIN, |f| f.read(buf))
+    }
+}
+
+impl Write for ClientPipe {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.patiently(libc::POLLOUT, |f| f.write(bytes))
     }
 
     fn flush(&mut self) -> std::io::Result<()> {

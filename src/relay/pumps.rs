@@ -10,7 +10,6 @@
 //! Lock order: the upstream's end before the client's, never the other way round.
 
 use std::collections::VecDeque;
-use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::os::fd::{AsFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -22,7 +21,7 @@ use tokio::sync::{oneshot, Notify};
 use super::deadlines::Deadlines;
 use super::inspector::{Effects, Inspector, Retry, Streamed};
 use super::lines::{LineReader, Read};
-use super::pipe::UpstreamPipe;
+use super::pipe::{ClientPipe, UpstreamOut, UpstreamPipe};
 use super::scan::{IdScanner, Mentions};
 
 /// Buffer size for each pipe, as a byte relay would use.
@@ -62,9 +61,10 @@ impl Io {
         stream_over: usize,
     ) -> std::io::Result<Io> {
         let stdout = std::io::stdout().as_fd().try_clone_to_owned()?;
+        let stdout = ClientPipe::new(stdout);
         Ok(Io {
             inspector,
-            client: ClientEnd(Mutex::new(BufWriter::with_capacity(BUFFER, stdout.into()))),
+            client: ClientEnd(Mutex::new(BufWriter::with_capacity(BUFFER, stdout))),
             upstream: UpstreamEnd::default(),
             max_line,
             stream_over,
@@ -122,11 +122,7 @@ impl Io {
     pub fn expire_due(self: &Arc<Self>) {
         let mut out = self.client.lock();
         let effects = self.inspector.expire_due(Instant::now());
-        let written = effects
-            .to_client
-            .iter()
-            .try_for_each(|line| out.write_all(line));
-        if written.and_then(|()| out.flush()).is_err() {
+        if write_lines(&mut out, &effects.to_client, true).is_err() {
             tracing::debug!("a timeout answer could not be written: the client is gone");
         }
         drop(out);
@@ -172,8 +168,11 @@ impl Io {
         upstream.pipe = None;
         upstream.drop_held();
         self.upstream.room.notify_all();
+        // Decided while holding the client's end, as `expire_due` does: a line streaming to the
+        // client settles its call before letting go, so that no call is answered twice.
+        let mut out = self.client.lock();
         let effects = self.inspector.upstream_gone(how);
-        let _ = self.client.send(&effects.to_client, true);
+        let _ = write_lines(&mut out, &effects.to_client, true);
     }
 }
 
@@ -213,29 +212,37 @@ struct Cancels {
 }
 
 /// Our stdout, shared by every writer; the lock keeps lines whole.
-pub(super) struct ClientEnd(Mutex<BufWriter<File>>);
+pub(super) struct ClientEnd(Mutex<BufWriter<ClientPipe>>);
 
 impl ClientEnd {
-    fn lock(&self) -> MutexGuard<'_, BufWriter<File>> {
+    fn lock(&self) -> MutexGuard<'_, BufWriter<ClientPipe>> {
         lock(&self.0)
     }
 
     /// Writes `lines`, then, if `flush`, everything buffered (a pump leaves lines buffered while
     /// it has more to write). Fails once the client is gone.
     pub fn send(&self, lines: &[Vec<u8>], flush: bool) -> std::io::Result<()> {
-        let mut out = self.lock();
-        for line in lines {
-            out.write_all(line)?;
-        }
-        if flush {
-            out.flush()?;
-        }
-        Ok(())
+        write_lines(&mut self.lock(), lines, flush)
     }
 
     pub fn flush(&self) -> std::io::Result<()> {
         self.lock().flush()
     }
+}
+
+/// Writes `lines` to the client, then, if `flush`, everything buffered.
+fn write_lines(
+    out: &mut BufWriter<ClientPipe>,
+    lines: &[Vec<u8>],
+    flush: bool,
+) -> std::io::Result<()> {
+    for line in lines {
+        out.write_all(line)?;
+    }
+    if flush {
+        out.flush()?;
+    }
+    Ok(())
 }
 
 /// The upstream's stdin, shared by the client pump, timers and the supervisor.
@@ -373,7 +380,16 @@ impl Inlet {
 /// requests and may answer at once (an open circuit breaker). Ends at the client's EOF, closing
 /// the upstream's stdin. A line longer than `max_line` goes through in chunks, unparsed.
 pub(super) fn client_pump(io: Arc<Io>) {
-    let mut stdin = LineReader::new(std::io::stdin().lock());
+    match std::io::stdin().as_fd().try_clone_to_owned() {
+        Ok(stdin) => pump_client(&io, LineReader::new(ClientPipe::new(stdin))),
+        Err(e) => tracing::error!("cannot read stdin: {e}"),
+    }
+    io.client_eof.store(true, Ordering::SeqCst);
+    io.upstream.close();
+    io.client_closed.notify_one();
+}
+
+fn pump_client(io: &Arc<Io>, mut stdin: LineReader<ClientPipe>) {
     loop {
         match stdin.read_line(io.max_line) {
             Ok(Read::Line(line)) => {
@@ -402,31 +418,28 @@ pub(super) fn client_pump(io: Arc<Io>) {
                 );
                 let mut upstream = io.upstream.lock();
                 let mut line = LongLine::default();
-                line.pass(&io, &mut upstream, &first);
+                line.pass(io, &mut upstream, &first);
                 // All of it is read, written or not, so that the next line is whole.
                 let _ = stdin.pass_rest(|piece| {
-                    line.pass(&io, &mut upstream, piece);
+                    line.pass(io, &mut upstream, piece);
                     Ok::<(), ()>(())
                 });
                 if upstream.pipe.is_none() {
                     tracing::warn!("an oversized client line was lost: no upstream to take it");
                 }
                 upstream.flush();
-                let effects = line.finish(&io, &upstream);
+                let effects = line.finish(io, &upstream);
                 if !effects.to_client.is_empty() {
                     let _ = io.client.send(&effects.to_client, true);
                 }
             }
-            Ok(Read::Eof) => break,
+            Ok(Read::Eof) => return,
             Err(e) => {
                 tracing::warn!("reading stdin failed: {e}");
-                break;
+                return;
             }
         }
     }
-    io.client_eof.store(true, Ordering::SeqCst);
-    io.upstream.close();
-    io.client_closed.notify_one();
 }
 
 /// A client line too long to hold, on its way to the upstream through the client pump: only its
@@ -469,25 +482,21 @@ pub(super) enum PumpEnd {
 
 /// Upstream to client, on its own thread, one per upstream: every line through the inspector,
 /// which forwards it as it came unless it is a failed tool call (rewritten, or retried) or
-/// non-JSON noise. Once `retired` (the upstream is gone and a grandchild still holds the pipe),
-/// what comes is nobody's and is dropped.
-pub(super) fn upstream_pump(
-    io: Arc<Io>,
-    stdout: OwnedFd,
-    retired: Arc<AtomicBool>,
-    ended: oneshot::Sender<PumpEnd>,
-) {
-    let end = pump_upstream(&io, File::from(stdout), &retired);
+/// non-JSON noise. Once retired (the upstream is gone, all it wrote is read, and a grandchild
+/// still holds the pipe), the pipe ends for it, and what comes is nobody's and is dropped.
+pub(super) fn upstream_pump(io: Arc<Io>, stdout: UpstreamOut, ended: oneshot::Sender<PumpEnd>) {
+    let end = pump_upstream(&io, stdout);
     let _ = ended.send(end);
 }
 
-fn pump_upstream(io: &Arc<Io>, stdout: File, retired: &AtomicBool) -> PumpEnd {
+fn pump_upstream(io: &Arc<Io>, stdout: UpstreamOut) -> PumpEnd {
+    let retire = stdout.retire();
     let mut reader = LineReader::new(stdout);
     loop {
         let read = reader.read_line_or_let_go(io.stream_over, io.max_line, |head| {
             io.inspector.may_stream(head)
         });
-        if retired.load(Ordering::SeqCst) {
+        if retire.retired() {
             return PumpEnd::Eof;
         }
         let effects = match read {
@@ -522,7 +531,7 @@ fn pump_upstream(io: &Arc<Io>, stdout: File, retired: &AtomicBool) -> PumpEnd {
 /// followed, to settle the request it answers.
 fn stream_to_client(
     io: &Arc<Io>,
-    reader: &mut LineReader<File>,
+    reader: &mut LineReader<UpstreamOut>,
     first: Vec<u8>,
 ) -> Result<Effects, PumpEnd> {
     let over_limit = first.len() >= io.max_line;

@@ -1,13 +1,14 @@
 //! Helpers for running the real binary against the fixture upstream (tests/fixtures/upstream.py).
 #![allow(dead_code)]
 
+use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
+use serde_json::{json, Value};
 
 pub mod schema;
 
@@ -246,4 +247,54 @@ pub fn shown(answer: &Value) -> Value {
         .as_str()
         .unwrap_or_else(|| panic!("no text in content[0]: {answer}"));
     serde_json::from_str(text).unwrap_or_else(|e| panic!("content[0] is not JSON ({e}): {text}"))
+}
+
+/// A `tools/call` request line.
+pub fn call(id: impl Into<Value>, tool: &str, arguments: Value) -> String {
+    json!({"jsonrpc": "2.0", "id": id.into(), "method": "tools/call",
+           "params": {"name": tool, "arguments": arguments}})
+    .to_string()
+}
+
+/// Bytes as hex, for the fixture's `emit_hex`.
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Counts the answers per id among `lines`, and checks each is one JSON object.
+pub fn answers_by_id(lines: &[Vec<u8>]) -> HashMap<String, usize> {
+    let mut seen = HashMap::new();
+    for line in lines {
+        let Ok(v) = serde_json::from_slice::<Value>(line) else {
+            continue;
+        };
+        if v.get("result").is_some() || v.get("error").is_some() {
+            *seen.entry(v["id"].to_string()).or_insert(0) += 1;
+        }
+    }
+    seen
+}
+
+pub fn assert_no_panic(stderr: &str) {
+    assert!(
+        !stderr.contains("panicked"),
+        "the proxy panicked; stderr:\n{stderr}"
+    );
+}
+
+/// Every id in `ids` answered exactly once.
+pub fn assert_each_answered_once(lines: &[Vec<u8>], ids: &[Value]) {
+    let seen = answers_by_id(lines);
+    for id in ids {
+        let n = seen.get(&id.to_string()).copied().unwrap_or(0);
+        assert_eq!(
+            n,
+            1,
+            "id {id} answered {n} times; output:\n{}",
+            lines
+                .iter()
+                .map(|l| String::from_utf8_lossy(l).into_owned())
+                .collect::<String>()
+        );
+    }
 }

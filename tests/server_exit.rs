@@ -1,0 +1,179 @@
+//! The moments a session most easily loses an answer, through the real binary: a server that
+//! exits while the client is slow to read its last answers, one that dies mid-line while a
+//! process it started still holds its stdout, broken answers, ids past 64 bits, and a client
+//! that hands the proxy non-blocking pipes.
+//!
+//! As in `faults.rs`: nothing panics, nothing hangs, every request is answered exactly once.
+
+mod common;
+
+use std::io::{BufRead, BufReader, Write};
+use std::os::fd::AsRawFd;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use common::{
+    answers_by_id, assert_each_answered_once, assert_no_panic, call, Options, Running, BIN,
+};
+use serde_json::{json, Value};
+
+const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+
+#[test]
+fn a_client_slow_to_read_gets_the_last_answers_of_a_server_that_exited() {
+    // The server answers everything and exits at EOF while the client has not read yet: its
+    // answers wait in the proxy (70 KB is more than the pipe to the client holds), and must
+    // reach the client as they came, none replaced by "the server exited" and none twice.
+    let mut p = Running::start(Options {
+        read_after: Duration::from_secs(2),
+        ..Options::default()
+    });
+    p.send(INITIALIZE);
+    p.send(&call(1, "big", json!({"size": 70_000, "error": false})));
+    p.send(&call(2, "echo", json!({"x": 1})));
+    p.close_stdin();
+    let status = p.wait();
+    assert!(status.success(), "{status:?}");
+    let lines = p.drain();
+    assert_each_answered_once(&lines, &[json!(0), json!(1), json!(2)]);
+    let echo: Value = lines
+        .iter()
+        .filter_map(|l| serde_json::from_slice::<Value>(l).ok())
+        .find(|v| v["id"] == 2)
+        .unwrap();
+    assert_eq!(echo["result"]["content"][0]["text"], r#"{"x":1}"#);
+    assert_no_panic(&p.stderr());
+}
+
+#[test]
+fn a_server_that_dies_mid_line_while_its_child_holds_stdout_gets_its_requests_answered() {
+    // The child inherits the server's stdout and outlives it: the pipe never ends. The cut
+    // line (streamed: it is long) is ended, and the requests are answered anyway.
+    let server = r#"import json, os, subprocess, sys
+subprocess.Popen(["sleep", "30"])
+for line in sys.stdin.buffer:
+    m = json.loads(line)
+    name = m.get("params", {}).get("name")
+    if name == "cut":
+        head = '{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"' % m["id"]
+        sys.stdout.write(head + "x" * 200000)
+        sys.stdout.flush()
+        os._exit(4)
+    if name != "hold":
+        print(json.dumps({"jsonrpc": "2.0", "id": m["id"], "result": {}}), flush=True)
+"#;
+    let upstream = ["python3".to_owned(), "-c".to_owned(), server.to_owned()];
+    let mut p = Running::start(Options {
+        upstream: Some(&upstream),
+        ..Options::default()
+    });
+    p.send(&call(1, "hold", json!({})));
+    p.send(&call(2, "cut", json!({})));
+    let status = p.wait();
+    assert_eq!(status.code(), Some(4));
+    let lines = p.drain();
+    assert!(
+        lines.iter().all(|l| l.ends_with(b"\n")),
+        "a line was left cut"
+    );
+    assert_each_answered_once(&lines, &[json!(1), json!(2)]);
+    for id in [1, 2] {
+        let answer = lines
+            .iter()
+            .filter_map(|l| serde_json::from_slice::<Value>(l).ok())
+            .find(|v| v["id"] == id)
+            .unwrap();
+        assert_eq!(answer["result"]["isError"], true, "{answer}");
+    }
+    assert_no_panic(&p.stderr());
+}
+
+#[test]
+fn an_answer_with_a_null_error_is_a_failure_answered_once() {
+    let mut p = Running::proxy(&[]);
+    p.initialize();
+    let broken = r#"{"jsonrpc":"2.0","id":{ID},"error":null}"#;
+    let answer = p.call(json!(7), "emit", json!({ "lines": [broken] }));
+    assert_eq!(answer["result"]["isError"], true, "{answer}");
+    let error = common::canonical(&answer);
+    assert_eq!(error["errorCode"], "UNCLASSIFIED", "{error}");
+    p.close_stdin();
+    let status = p.wait();
+    assert!(status.success(), "{status:?}");
+    // Settled by that answer: not answered again when the server exits.
+    assert_eq!(answers_by_id(&p.drain()).get("7"), None);
+}
+
+#[test]
+fn ids_past_64_bits_are_told_apart() {
+    let mut p = Running::proxy(&[]);
+    p.initialize();
+    // As f64 these two are one number; the client holds two requests.
+    let (a, b) = ("12345678901234567890123", "12345678901234567890124");
+    for id in [a, b] {
+        p.send(&format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"hold","arguments":{{"text":"held"}}}}}}"#
+        ));
+    }
+    p.send(&call("c", "crash", json!({"code": 3})));
+    let status = p.wait();
+    assert_eq!(status.code(), Some(3));
+    let lines = p.drain();
+    let answered = answers_by_id(&lines);
+    for id in [a, b] {
+        // serde_json reads the echoed id as f64 too: count the id's own digits instead.
+        let member = format!("\"id\":{id},");
+        let n = lines
+            .iter()
+            .filter(|l| l.windows(member.len()).any(|w| w == member.as_bytes()))
+            .count();
+        assert_eq!(n, 1, "id {id}: {answered:?}");
+    }
+    assert_no_panic(&p.stderr());
+}
+
+/// Sets O_NONBLOCK on a pipe end, as a libuv or asyncio parent leaves the ends it shares.
+fn nonblocking(fd: &impl AsRawFd) {
+    // SAFETY: fcntl on a descriptor this test owns.
+    unsafe {
+        let flags = libc::fcntl(fd.as_raw_fd(), libc::F_GETFL);
+        assert!(flags >= 0);
+        libc::fcntl(fd.as_raw_fd(), libc::F_SETFL, flags | libc::O_NONBLOCK);
+    }
+}
+
+#[test]
+fn non_blocking_stdin_and_stdout_are_waited_on_not_taken_for_a_client_gone() {
+    let (stdin, mut to_proxy) = std::io::pipe().unwrap();
+    let (from_proxy, stdout) = std::io::pipe().unwrap();
+    nonblocking(&stdin);
+    nonblocking(&stdout);
+    let proxy = Command::new(BIN)
+        .arg("--")
+        .args(common::fixture_command())
+        .stdin(Stdio::from(stdin))
+        .stdout(Stdio::from(stdout))
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    writeln!(to_proxy, "{INITIALIZE}").unwrap();
+    // The proxy finds stdin empty (EAGAIN), then stdout full (EAGAIN, 300 KB unread).
+    std::thread::sleep(Duration::from_millis(500));
+    writeln!(
+        to_proxy,
+        "{}",
+        call(1, "big", json!({"size": 300_000, "error": false}))
+    )
+    .unwrap();
+    writeln!(to_proxy, "{}", call(2, "echo", json!({}))).unwrap();
+    std::thread::sleep(Duration::from_millis(1000));
+    drop(to_proxy);
+    let lines: Vec<Vec<u8>> = BufReader::new(from_proxy)
+        .split(b'\n')
+        .map(|l| [l.unwrap(), b"\n".to_vec()].concat())
+        .collect();
+    let out = proxy.wait_with_output().unwrap();
+    assert!(out.status.success(), "{:?}", out.status);
+    assert_each_answered_once(&lines, &[json!(0), json!(1), json!(2)]);
+    assert_no_panic(&String::from_utf8_lossy(&out.stderr));
+}
