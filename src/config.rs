@@ -97,6 +97,7 @@ impl Default for RestartConfig {
 #[serde(deny_unknown_fields)]
 struct ShutdownFile {
     close_wait_ms: Option<u64>,
+    answer_wait_ms: Option<u64>,
     term_wait_ms: Option<u64>,
 }
 
@@ -128,10 +129,14 @@ pub struct Settings {
     pub log_unmatched: Option<PathBuf>,
     /// The files these settings were read from (config and rule files), watched for reload.
     pub files: Vec<PathBuf>,
-    /// After the client closes stdin: how long the upstream may take to exit on its own, and
-    /// then after SIGTERM, before SIGKILL. The SDK clients allow 2 s + 2 s themselves.
+    /// After the client closes stdin: how long the upstream may take to exit on its own once no
+    /// request waits, and then after SIGTERM, before SIGKILL. The SDK clients allow 2 s + 2 s
+    /// themselves.
     pub close_wait: Duration,
     pub term_wait: Duration,
+    /// After the client closes stdin: how long requests still waiting may take to be answered
+    /// before the upstream is hurried (a pipeline's last call), counted from the close.
+    pub answer_wait: Duration,
     pub env: BTreeMap<String, String>,
     /// Local retries, timeouts and the circuit breaker.
     pub policy: Policy,
@@ -278,6 +283,7 @@ impl Settings {
             files,
             close_wait: Duration::from_millis(config.shutdown.close_wait_ms.unwrap_or(2000)),
             term_wait: Duration::from_millis(config.shutdown.term_wait_ms.unwrap_or(2000)),
+            answer_wait: Duration::from_millis(config.shutdown.answer_wait_ms.unwrap_or(30_000)),
             env: config.env,
         })
     }

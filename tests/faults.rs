@@ -29,7 +29,8 @@ fn config(text: &str) -> (tempfile::TempDir, String) {
 }
 
 /// A short shutdown ladder, so that tests of hangs end quickly.
-const QUICK_SHUTDOWN: &str = "[shutdown]\nclose_wait_ms = 200\nterm_wait_ms = 300\n";
+const QUICK_SHUTDOWN: &str =
+    "[shutdown]\nclose_wait_ms = 200\nanswer_wait_ms = 300\nterm_wait_ms = 300\n";
 
 #[test]
 fn upstream_crash_mid_line_answers_every_pending_request() {

@@ -1,7 +1,7 @@
 //! The moments a session most easily loses an answer, through the real binary: a server that
 //! exits while the client is slow to read its last answers, one that dies mid-line while a
 //! process it started still holds its stdout, broken answers, ids past 64 bits, and a client
-//! that hands the proxy non-blocking pipes.
+//! that hands the proxy non-blocking pipes, or closes stdin right after its last request.
 //!
 //! As in `faults.rs`: nothing panics, nothing hangs, every request is answered exactly once.
 
@@ -43,6 +43,24 @@ fn a_client_slow_to_read_gets_the_last_answers_of_a_server_that_exited() {
         .unwrap();
     assert_eq!(echo["result"]["content"][0]["text"], r#"{"x":1}"#);
     assert_no_panic(&p.stderr());
+}
+
+#[test]
+fn a_client_that_closes_stdin_after_its_last_request_still_gets_the_answer() {
+    // A pipeline (`printf ... | mcp-errnorm -- server`): the server is not hurried while the
+    // request waits, however short `close_wait_ms` is.
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("c.toml");
+    std::fs::write(&config, "[shutdown]\nclose_wait_ms = 200\n").unwrap();
+    let mut p = Running::proxy(&["--config", config.to_str().unwrap()]);
+    p.initialize();
+    p.send(&call(1, "sleep", json!({"seconds": 1})));
+    p.close_stdin();
+    let status = p.wait();
+    assert!(status.success(), "{status:?}");
+    let answer: Value = serde_json::from_slice(&p.drain()[0]).unwrap();
+    assert_eq!(answer["id"], 1);
+    assert_eq!(answer["result"].get("isError"), None, "{answer}");
 }
 
 #[test]

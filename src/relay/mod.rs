@@ -375,7 +375,7 @@ async fn supervise(
     client_closed: &mut bool,
 ) -> End {
     let mut ladder = if *client_closed {
-        Ladder::Closing(Instant::now() + settings.close_wait)
+        Ladder::closed(io, settings)
     } else {
         Ladder::Running
     };
@@ -398,7 +398,7 @@ async fn supervise(
             _ = io.client_closed.notified(), if !*client_closed => {
                 *client_closed = true;
                 tracing::debug!("the client closed its side; closed the upstream's stdin");
-                ladder = ladder.at_least(Ladder::Closing(Instant::now() + settings.close_wait));
+                ladder = ladder.at_least(Ladder::closed(io, settings));
             }
             end = reader.ended(), if !reader.done => {
                 if matches!(end, PumpEnd::ClientGone) {
@@ -417,6 +417,13 @@ async fn supervise(
             }
             _ = sleep_until(ladder.deadline()), if ladder.deadline_set() => {
                 ladder = match ladder {
+                    Ladder::Answering(until) => {
+                        if io.inspector.waiting() == 0 || Instant::now() >= until {
+                            Ladder::Closing(Instant::now() + settings.close_wait)
+                        } else {
+                            Ladder::Answering(until)
+                        }
+                    }
                     Ladder::Closing(_) => {
                         tracing::info!("upstream still running after its stdin closed: SIGTERM");
                         upstream::signal(child, libc::SIGTERM);
@@ -487,22 +494,39 @@ async fn restart(
     Some((child, reader))
 }
 
+/// How often the ladder looks whether the requests it waits for are answered.
+const ANSWER_POLL: Duration = Duration::from_millis(100);
+
 /// The shutdown ladder: close stdin and wait, SIGTERM and wait, SIGKILL.
 #[derive(Debug, Clone, Copy)]
 enum Ladder {
     Running,
+    /// The client closed stdin while requests still waited (a pipeline that sent its last call):
+    /// the upstream may answer them until then, as it could without the proxy; `Closing` comes
+    /// once nothing waits.
+    Answering(Instant),
     Closing(Instant),
     Terminating(Instant),
     Killed,
 }
 
 impl Ladder {
+    /// Where the ladder starts when the client closed stdin.
+    fn closed(io: &Io, settings: &Settings) -> Ladder {
+        if io.inspector.waiting() > 0 {
+            Ladder::Answering(Instant::now() + settings.answer_wait)
+        } else {
+            Ladder::Closing(Instant::now() + settings.close_wait)
+        }
+    }
+
     fn rank(self) -> u8 {
         match self {
             Ladder::Running => 0,
-            Ladder::Closing(_) => 1,
-            Ladder::Terminating(_) => 2,
-            Ladder::Killed => 3,
+            Ladder::Answering(_) => 1,
+            Ladder::Closing(_) => 2,
+            Ladder::Terminating(_) => 3,
+            Ladder::Killed => 4,
         }
     }
 
@@ -516,11 +540,15 @@ impl Ladder {
     }
 
     fn deadline_set(self) -> bool {
-        matches!(self, Ladder::Closing(_) | Ladder::Terminating(_))
+        matches!(
+            self,
+            Ladder::Answering(_) | Ladder::Closing(_) | Ladder::Terminating(_)
+        )
     }
 
     fn deadline(self) -> Instant {
         match self {
+            Ladder::Answering(until) => until.min(Instant::now() + ANSWER_POLL),
             Ladder::Closing(at) | Ladder::Terminating(at) => at,
             _ => Instant::now() + Duration::from_secs(86_400),
         }
