@@ -117,7 +117,7 @@ pub async fn run(
     // The status the proxy ends with, how the last server went, and whether a restart was
     // given up after the client's requests started waiting for it.
     let (status, how, abandoned) = loop {
-        let end = supervise(
+        let mut end = supervise(
             &io,
             &mut child,
             &mut reader,
@@ -128,7 +128,6 @@ pub async fn run(
         )
         .await;
         io.upstream.exited(generation);
-        let mut end = end;
         let how = upstream::describe(end.status);
         if drain(&mut reader, &mut signals, &mut end.stopping).await {
             // A crashing server's last words are on stderr: they reach the log before the
