@@ -10,7 +10,7 @@
 /// their own: `DB_PASS`, not `bypass`.
 macro_rules! secret_key {
     () => {
-        r#"(?i)(?:^|[^/.A-Za-z0-9_])(?:[a-z0-9_-]+\.)*(?:[a-z0-9_-]*?(?:api[ _-]?key|apikey|(?:access|account|private|secret|signing|encryption|master|subscription|auth|client|app|functions|shared|hmac|license|admin|write|deploy|fernet|jwt|application|ssh)[ _-]?key(?:[_-]?data)?|access[_-]?token|refresh[_-]?token|auth[_-]?token|token|secret|client[_-]?secret|secret[_-]?key[_-]?base|secret[_-]?string|password|passwd|pwd|pass[_-]?phrase|storepass|keypass|requirepass|masterauth|sessid|session[_-]?(?:id|token|key)|signature)|(?:[a-z0-9_-]*[_-])?(?:pass|pw|auth|credentials?|psk|passcode|otp)|(?-i:(?:[A-Z0-9]+_)*(?:APP|HMAC|STRIPE|JWT|CRYPT|CIPHER|LICENSE|SENDGRID|MAILGUN|TWILIO|ADMIN|WRITE|FERNET|DEPLOY|ENC)_KEY))\\?["'`]?\]?\s*"#
+        r#"(?i)(?:^|[^/.A-Za-z0-9_])(?:[a-z0-9_-]+\.)*(?:[a-z0-9_-]*?(?:api[ _-]?key|apikey|(?:access|account|private|secret|signing|encryption|master|subscription|auth|client|app|functions|shared|hmac|license|admin|write|deploy|fernet|jwt|application|ssh|clickhouse)[ _-]?key(?:[_-]?data)?|access[_-]?token|refresh[_-]?token|auth[_-]?token|token|secret|client[_-]?secret|secret[_-]?key[_-]?base|secret[_-]?string|password|passwd|pwd|pass[_-]?phrase|storepass|keypass|requirepass|masterauth|sessid|session[_-]?(?:id|token|key)|signature)|(?:[a-z0-9_-]*[_-])?(?:pass|pw|auth|credentials?|psk|passcode|otp)|(?-i:(?:[A-Z0-9]+_)*(?:APP|HMAC|STRIPE|JWT|CRYPT|CIPHER|LICENSE|SENDGRID|MAILGUN|TWILIO|ADMIN|WRITE|FERNET|DEPLOY|ENC)_KEY))\\?["'`]?\]?\s*"#
     };
 }
 

@@ -791,6 +791,7 @@ fn masks_the_shapes_a_fourth_review_found() {
         ("licenseKey=LiCk3yAbc123 rejected", "licenseKey=[REDACTED] rejected"),
         ("SecretString: AwsS3cretStr1ng!", "SecretString: [REDACTED]"),
         ("requirepass Redis9ReqPass", "requirepass [REDACTED]"),
+        ("X-ClickHouse-Key: chK3yAbc123xyz", "X-ClickHouse-Key: [REDACTED]"),
         // Not taken for a reference to a variable, nor for the key itself.
         ("password=$ecretPa55", "password=[REDACTED]"),
         ("password=sword", "password=[REDACTED]"),
