@@ -351,7 +351,7 @@ fn init_logging(level: Option<&str>, format: LogFormat, file: Option<&Path>) -> 
             (BoxMakeWriter::new(std::sync::Mutex::new(file)), false)
         }
         None => (
-            BoxMakeWriter::new(std::io::stderr),
+            BoxMakeWriter::new(|| crate::relay::PatientStderr),
             std::io::IsTerminal::is_terminal(&std::io::stderr()),
         ),
     };

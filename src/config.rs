@@ -131,7 +131,7 @@ pub struct Settings {
     pub files: Vec<PathBuf>,
     /// After the client closes stdin: how long the upstream may take to exit on its own once no
     /// request waits, and then after SIGTERM, before SIGKILL. The SDK clients allow 2 s + 2 s
-    /// themselves.
+    /// themselves, then kill the proxy: a server that ignores SIGTERM must be killed sooner.
     pub close_wait: Duration,
     pub term_wait: Duration,
     /// After the client closes stdin: how long requests still waiting may take to be answered
@@ -282,7 +282,7 @@ impl Settings {
                 .or_else(|| config.log_unmatched.map(|p| base.join(p))),
             files,
             close_wait: Duration::from_millis(config.shutdown.close_wait_ms.unwrap_or(2000)),
-            term_wait: Duration::from_millis(config.shutdown.term_wait_ms.unwrap_or(2000)),
+            term_wait: Duration::from_millis(config.shutdown.term_wait_ms.unwrap_or(1500)),
             answer_wait: Duration::from_millis(config.shutdown.answer_wait_ms.unwrap_or(30_000)),
             env: config.env,
         })
@@ -490,7 +490,7 @@ mod tests {
         assert_eq!(s.profile, Profile::Enterprise);
         assert_eq!(s.rules.rules().len(), 1);
         assert_eq!(s.close_wait, Duration::from_millis(10));
-        assert_eq!(s.term_wait, Duration::from_millis(2000));
+        assert_eq!(s.term_wait, Duration::from_millis(1500));
         assert_eq!(s.env["A"], "1");
     }
 

@@ -107,6 +107,110 @@ for line in sys.stdin.buffer:
 }
 
 #[test]
+fn a_child_that_floods_a_dead_servers_stdout_does_not_keep_the_proxy() {
+    // Its lines never leave the pipe empty: the proxy lets the pump go once every request is
+    // answered.
+    let server = r#"import json, os, subprocess, sys
+flood = "import sys\nwhile True:\n    sys.stdout.write('noise\\n' * 100)\n    sys.stdout.flush()\n"
+for line in sys.stdin.buffer:
+    m = json.loads(line)
+    print(json.dumps({"jsonrpc": "2.0", "id": m["id"], "result": {}}), flush=True)
+    subprocess.Popen([sys.executable, "-c", flood])
+    os._exit(0)
+"#;
+    let upstream = ["python3".to_owned(), "-c".to_owned(), server.to_owned()];
+    let mut p = Running::start(Options {
+        upstream: Some(&upstream),
+        ..Options::default()
+    });
+    p.send(&call(1, "any", json!({})));
+    p.close_stdin();
+    let start = std::time::Instant::now();
+    let status = p.wait();
+    assert!(status.success(), "{status:?}");
+    assert!(
+        start.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        start.elapsed()
+    );
+    // The child ends on its own: its next write, to a pipe nobody reads, fails.
+    assert_each_answered_once(&p.drain(), &[json!(1)]);
+}
+
+#[test]
+fn a_retry_due_after_the_client_closed_stdin_answers_with_the_failure() {
+    // The server keeps running after EOF: the retry cannot reach it (its stdin is closed), so
+    // the client gets the failure the call was retried for, at once, not the server's exit.
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("c.toml");
+    std::fs::write(
+        &config,
+        "[shutdown]\nclose_wait_ms = 200\nterm_wait_ms = 200\n",
+    )
+    .unwrap();
+    let mut p = Running::start(Options {
+        proxy_args: &["--config", config.to_str().unwrap()],
+        env: &[("FIXTURE_IGNORE_EOF", "1")],
+        ..Options::default()
+    });
+    p.initialize();
+    let text = "503 Service Unavailable. Retry-After: 1";
+    p.send(&call(
+        1,
+        "flaky",
+        json!({"key": "k", "fails": 1, "text": text}),
+    ));
+    std::thread::sleep(Duration::from_millis(300));
+    p.close_stdin();
+    let answer = p.recv();
+    assert_eq!(answer["id"], 1);
+    let error = common::canonical(&answer);
+    assert_eq!(error["errorCode"], "SYSTEM_UNAVAILABLE", "{error}");
+    assert_eq!(error["originalError"]["text"], text, "{error}");
+    p.wait();
+    assert_each_answered_once(&[serde_json::to_vec(&answer).unwrap()], &[json!(1)]);
+    assert!(p.drain().is_empty(), "answered again");
+}
+
+#[test]
+fn a_client_gone_while_its_requests_wait_ends_the_wait_for_them() {
+    // Stdin and stdout closed with a call held: nobody is left to answer, so the proxy does
+    // not wait `answer_wait_ms` (30 s) for it.
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("c.toml");
+    std::fs::write(
+        &config,
+        "[shutdown]\nclose_wait_ms = 200\nterm_wait_ms = 200\n",
+    )
+    .unwrap();
+    let mut proxy = Command::new(BIN)
+        .args(["--config", config.to_str().unwrap(), "--"])
+        .args(common::fixture_command())
+        .env("FIXTURE_IGNORE_EOF", "1")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = proxy.stdin.take().unwrap();
+    writeln!(stdin, "{}", call(1, "hold", json!({}))).unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    drop(proxy.stdout.take());
+    let start = std::time::Instant::now();
+    drop(stdin);
+    let deadline = start + Duration::from_secs(10);
+    while proxy.try_wait().unwrap().is_none() {
+        assert!(std::time::Instant::now() < deadline, "still waiting");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(
+        start.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        start.elapsed()
+    );
+}
+
+#[test]
 fn an_answer_with_a_null_error_is_a_failure_answered_once() {
     let mut p = Running::proxy(&[]);
     p.initialize();
@@ -194,4 +298,34 @@ fn non_blocking_stdin_and_stdout_are_waited_on_not_taken_for_a_client_gone() {
     assert!(out.status.success(), "{:?}", out.status);
     assert_each_answered_once(&lines, &[json!(0), json!(1), json!(2)]);
     assert_no_panic(&String::from_utf8_lossy(&out.stderr));
+}
+
+#[test]
+fn a_non_blocking_stderr_loses_no_line_of_the_servers() {
+    // 2,000 lines of 60 bytes: more than the pipe holds while the client is not reading yet.
+    let server = r#"import sys
+for i in range(2000):
+    sys.stderr.write("server line %04d %s\n" % (i, "x" * 40))
+sys.stderr.flush()
+for line in sys.stdin.buffer:
+    pass
+"#;
+    let (from_proxy, stderr) = std::io::pipe().unwrap();
+    nonblocking(&stderr);
+    let mut proxy = Command::new(BIN)
+        .args(["--", "python3", "-c", server])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::from(stderr))
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(800));
+    drop(proxy.stdin.take());
+    let lines = BufReader::new(from_proxy)
+        .lines()
+        .map_while(Result::ok)
+        .filter(|l| l.starts_with("server line "))
+        .count();
+    assert!(proxy.wait().unwrap().success());
+    assert_eq!(lines, 2000);
 }

@@ -38,7 +38,10 @@ pub struct Effects {
 #[derive(Debug)]
 pub struct Retry {
     key: IdKey,
+    seq: u64,
     line: Vec<u8>,
+    /// What the client gets if the retry cannot be sent: the failure as rewritten.
+    failure: Vec<u8>,
 }
 
 /// Why an upstream line was streamed to the client instead of being held whole.
@@ -322,8 +325,16 @@ impl Inspector {
             );
             // Out of the table until now, its deadline may have been passed over: look again.
             effects.deadline = call.call.deadline.map(|d| d.at);
-            let (key, request) = self.session().retry(call);
-            effects.retries.push((delay, Retry { key, line: request }));
+            let failure = wire::response_line_json(&call.id, &rewritten.result);
+            let seq = call.call.seq;
+            let (key, line) = self.session().retry(call);
+            let retry = Retry {
+                key,
+                seq,
+                line,
+                failure,
+            };
+            effects.retries.push((delay, retry));
             return false;
         }
         self.record_outcome(tool, error.category == Category::Transient);
@@ -477,11 +488,19 @@ impl Inspector {
         effects
     }
 
-    /// A retry's backoff is over: it goes to the upstream if the call still waits for it.
-    pub fn retry_due(&self, retry: Retry) -> Effects {
+    /// A retry's backoff is over: it goes to the upstream if the call still waits for it and
+    /// the upstream can still be sent lines (`can_send`: the client has not closed stdin, which
+    /// closes the upstream's); if not, the client gets the failure the call was retried for.
+    pub fn retry_due(&self, retry: Retry, can_send: bool) -> Effects {
         let mut effects = Effects::default();
-        if self.session().is_waiting(&retry.key) {
-            effects.to_upstream.push(retry.line);
+        if can_send {
+            if self.session().is_waiting(&retry.key) {
+                effects.to_upstream.push(retry.line);
+            }
+        } else if self.session().withdraw(retry.seq).is_some() {
+            bump(&self.stats.rewritten);
+            tracing::info!("the client closed stdin before a retry could be sent: not retried");
+            effects.to_client.push(retry.failure);
         }
         effects
     }

@@ -21,7 +21,7 @@ mod scan;
 mod stderr;
 
 use std::io::Write;
-use std::os::fd::OwnedFd;
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::process::ExitStatus;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -33,6 +33,7 @@ use tokio::sync::oneshot;
 use tokio::time::{sleep_until, timeout, Instant};
 
 pub use inspector::{Effects, Inspector, Retry, Stats};
+pub use pipe::PatientStderr;
 use pipe::{Retire, UpstreamOut};
 use pumps::{off_thread, Io, PumpEnd};
 pub use stderr::SERVER_STDERR;
@@ -114,6 +115,8 @@ pub async fn run(
     let mut client_closed = false;
     let mut restarts_left = settings.restart.attempts;
     let mut backoff = Duration::from_millis(settings.restart.backoff_ms);
+    // Whether the last settle could not write to the client in time.
+    let mut client_stuck;
     // The status the proxy ends with, how the last server went, and whether a restart was
     // given up after the client's requests started waiting for it.
     let (status, how, abandoned) = loop {
@@ -129,7 +132,7 @@ pub async fn run(
         .await;
         io.upstream.exited(generation);
         let how = upstream::describe(end.status);
-        if drain(&mut reader, &mut signals, &mut end.stopping).await {
+        if drain(&io, &mut reader, &mut signals, &mut end.stopping).await {
             // A crashing server's last words are on stderr: they reach the log before the
             // proxy moves on (or ends). Not waited for when a grandchild holds its stdout: it
             // holds stderr too.
@@ -139,6 +142,7 @@ pub async fn run(
         let gone = how.clone();
         let settled =
             off_thread_within(DRAIN_WAIT, "settle", &io, move |io| io.upstream_gone(&gone)).await;
+        client_stuck = !settled;
         // A client that left needs a new server only for requests it left waiting (taken
         // after the settle, while the upstream was being replaced).
         let client_left = client_closed || io.client_eof.load(Ordering::SeqCst);
@@ -195,8 +199,9 @@ pub async fn run(
     };
     // Requests the client sent after the last settle are still open: while a restart waited
     // that never came (a stop signal meanwhile, a server that could not start), or just after
-    // the server died when no restart follows.
-    if inspector.waiting() > 0 {
+    // the server died when no restart follows. A settle that could not write (the client's end
+    // held by a line the client does not take) is not tried again, nor is the flush.
+    if !client_stuck && inspector.waiting() > 0 {
         let how = if abandoned {
             format!("{how} and was not restarted")
         } else {
@@ -205,10 +210,11 @@ pub async fn run(
         off_thread_within(DRAIN_WAIT, "settle", &io, move |io| io.upstream_gone(&how)).await;
     }
     tracing::info!("{}", inspector.stats.summary());
-    let flushed = off_thread_within(DRAIN_WAIT, "flush", &io, |io| {
-        let _ = io.client.flush();
-    })
-    .await;
+    let flushed = !client_stuck
+        && off_thread_within(DRAIN_WAIT, "flush", &io, |io| {
+            let _ = io.client.flush();
+        })
+        .await;
     if !flushed {
         tracing::debug!("the client did not take the last lines in time");
     }
@@ -324,10 +330,12 @@ impl Reader {
 
 /// Waits, once the upstream exited, for its pump to deliver all the upstream wrote: as long as
 /// the client takes it, however slowly, since its requests are answered only then (settling
-/// them sooner would answer some twice). A pump that waits on an empty pipe a grandchild holds
-/// open is let go; once the proxy is told to stop, it gets [`DRAIN_WAIT`] more. True when the
-/// pump reached the pipe's end.
-async fn drain(reader: &mut Reader, signals: &mut Signals, stopping: &mut bool) -> bool {
+/// them sooner would answer some twice). A pump still at it after [`DRAIN_WAIT`] is let go
+/// once it waits on an empty pipe, or has read an answer to every request: the pipe is then
+/// held open by a process the server started, and what that writes is nobody's. Once the proxy
+/// is told to stop, the pump gets [`DRAIN_WAIT`] more. True when the pump reached the pipe's
+/// end.
+async fn drain(io: &Io, reader: &mut Reader, signals: &mut Signals, stopping: &mut bool) -> bool {
     let mut held = false;
     while !reader.done {
         if *stopping {
@@ -338,8 +346,7 @@ async fn drain(reader: &mut Reader, signals: &mut Signals, stopping: &mut bool) 
         tokio::select! {
             _ = reader.ended() => {}
             _ = tokio::time::sleep(DRAIN_WAIT) => {
-                if reader.retire.waiting() {
-                    // What a grandchild writes from now on belongs to nobody.
+                if reader.retire.waiting() || io.inspector.waiting() == 0 {
                     held = true;
                     reader.retire.retire();
                 }
@@ -417,7 +424,8 @@ async fn supervise(
             _ = sleep_until(ladder.deadline()), if ladder.deadline_set() => {
                 ladder = match ladder {
                     Ladder::Answering(until) => {
-                        if io.inspector.waiting() == 0 || Instant::now() >= until {
+                        let client_gone = pipe::reader_gone(std::io::stdout().as_raw_fd());
+                        if io.inspector.waiting() == 0 || Instant::now() >= until || client_gone {
                             Ladder::Closing(Instant::now() + settings.close_wait)
                         } else {
                             Ladder::Answering(until)

@@ -44,6 +44,19 @@ fn wait_for<const N: usize>(fds: [RawFd; N], events: libc::c_short, timeout_ms: 
     unsafe { libc::poll(ready.as_mut_ptr(), N as libc::nfds_t, timeout_ms) };
 }
 
+/// Whether whoever reads what we write to `fd` is gone (a pipe's reader closed it): nothing
+/// written there will be read.
+pub(super) fn reader_gone(fd: RawFd) -> bool {
+    let mut ready = [libc::pollfd {
+        fd,
+        events: 0,
+        revents: 0,
+    }];
+    // SAFETY: one pollfd, valid for the call; a zero timeout only looks.
+    unsafe { libc::poll(ready.as_mut_ptr(), 1, 0) };
+    ready[0].revents & (libc::POLLERR | libc::POLLHUP) != 0
+}
+
 impl UpstreamPipe {
     pub(super) fn new(stdin: OwnedFd, generation: u64, exited: Arc<AtomicU64>) -> UpstreamPipe {
         set_nonblocking(stdin.as_raw_fd());
@@ -161,6 +174,22 @@ impl Read for UpstreamOut {
     }
 }
 
+/// Runs `io` on `fd` until it does not report that it would block, waiting for `events` in
+/// between, as a blocking descriptor would.
+fn patiently<T>(
+    fd: RawFd,
+    events: libc::c_short,
+    mut io: impl FnMut() -> std::io::Result<T>,
+) -> std::io::Result<T> {
+    loop {
+        match io() {
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => wait_for([fd], events, -1),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            done => return done,
+        }
+    }
+}
+
 /// Our own stdin or stdout, which the client may have handed us non-blocking (the flag belongs
 /// to the pipe, shared with a parent that uses it so, as libuv and asyncio do): a read or write
 /// that would wait, waits, as on a blocking pipe, instead of failing as if the client had gone.
@@ -170,37 +199,39 @@ impl ClientPipe {
     pub(super) fn new(fd: OwnedFd) -> ClientPipe {
         ClientPipe(fd.into())
     }
-
-    /// Retries `io` while it would block, waiting for `events` in between.
-    fn patiently<T>(
-        &mut self,
-        events: libc::c_short,
-        mut io: impl FnMut(&mut File) -> std::io::Result<T>,
-    ) -> std::io::Result<T> {
-        loop {
-            match io(&mut self.0) {
-                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
-                    wait_for([self.0.as_raw_fd()], events, -1);
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                done => return done,
-            }
-        }
-    }
 }
 
 impl Read for ClientPipe {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        self.patiently(libc::POLLIN, |f| f.read(buf))
+        let fd = self.0.as_raw_fd();
+        patiently(fd, libc::POLLIN, || self.0.read(buf))
     }
 }
 
 impl Write for ClientPipe {
     fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        self.patiently(libc::POLLOUT, |f| f.write(bytes))
+        let fd = self.0.as_raw_fd();
+        patiently(fd, libc::POLLOUT, || self.0.write(bytes))
     }
 
     fn flush(&mut self) -> std::io::Result<()> {
         Ok(())
+    }
+}
+
+/// Our stderr, written as [`ClientPipe`] writes stdout: the log and the server's stderr lines
+/// are not lost to a client that hands it over non-blocking.
+pub struct PatientStderr;
+
+impl Write for PatientStderr {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        let stderr = std::io::stderr();
+        patiently(stderr.as_raw_fd(), libc::POLLOUT, || {
+            stderr.lock().write(bytes)
+        })
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        std::io::stderr().flush()
     }
 }

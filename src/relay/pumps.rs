@@ -76,12 +76,18 @@ impl Io {
         })
     }
 
-    /// Carries out what a timer decided, from any thread: the client's lines first (an answer
-    /// must not wait behind an upstream that no longer reads), then the upstream's.
-    fn apply(self: &Arc<Self>, effects: Effects) {
+    /// Sends a retry whose backoff is over, decided while holding the upstream's end: a client
+    /// that closed stdin meanwhile (the upstream's stdin is closed with it) gets the failure
+    /// the call was retried for instead.
+    fn retry(&self, retry: Retry) {
+        let mut upstream = self.upstream.lock();
+        let effects = self.inspector.retry_due(retry, !upstream.closed);
+        for line in effects.to_upstream {
+            upstream.write(line);
+        }
+        upstream.flush();
+        drop(upstream);
         let _ = self.client.send(&effects.to_client, true);
-        self.send_upstream(effects.to_upstream);
-        self.schedule(effects.retries, effects.deadline);
     }
 
     fn send_upstream(&self, lines: Vec<Vec<u8>>) {
@@ -104,10 +110,7 @@ impl Io {
             let io = Arc::downgrade(self);
             self.runtime.spawn(async move {
                 tokio::time::sleep(after).await;
-                off_thread("retry", io, move |io| {
-                    let effects = io.inspector.retry_due(retry);
-                    io.apply(effects);
-                });
+                off_thread("retry", io, move |io| io.retry(retry));
             });
         }
         if let Some(at) = deadline {

@@ -36,7 +36,7 @@ pub(super) fn copy(from: OwnedFd, redactor: Redactor, to_log: bool, done: onesho
         |line: &str| tracing::info!(target: SERVER_STDERR, stream = "server stderr", "{line}");
     copy_lines(
         BufReader::new(File::from(from)),
-        std::io::stderr(),
+        super::PatientStderr,
         &redactor,
         to_log.then_some(&log),
     );
