@@ -16,17 +16,10 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::{
-    answers_by_id, assert_each_answered_once, assert_no_panic, call, hex, Options, Running, BIN,
-    PATIENCE,
+    answers_by_id, assert_each_answered_once, assert_no_panic, call, config, hex, Options, Running,
+    BIN, PATIENCE,
 };
 use serde_json::{json, Value};
-
-fn config(text: &str) -> (tempfile::TempDir, String) {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("config.toml");
-    std::fs::write(&path, text).unwrap();
-    (dir, path.display().to_string())
-}
 
 /// A short shutdown ladder, so that tests of hangs end quickly.
 const QUICK_SHUTDOWN: &str =

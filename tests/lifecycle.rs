@@ -6,16 +6,8 @@ mod common;
 use std::os::unix::process::ExitStatusExt;
 use std::time::Duration;
 
-use common::{canonical, Options, Running};
+use common::{canonical, config, Options, Running};
 use serde_json::json;
-
-fn config(text: &str) -> (tempfile::TempDir, String) {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("config.toml");
-    std::fs::write(&path, text).unwrap();
-    let path = path.display().to_string();
-    (dir, path)
-}
 
 fn alive(pid: i32) -> bool {
     // SAFETY: signal 0 only checks that the process exists.

@@ -13,7 +13,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use common::{
-    answers_by_id, assert_each_answered_once, assert_no_panic, call, Options, Running, BIN,
+    answers_by_id, assert_each_answered_once, assert_no_panic, call, config, Options, Running, BIN,
 };
 use serde_json::{json, Value};
 
@@ -49,10 +49,8 @@ fn a_client_slow_to_read_gets_the_last_answers_of_a_server_that_exited() {
 fn a_client_that_closes_stdin_after_its_last_request_still_gets_the_answer() {
     // A pipeline (`printf ... | mcp-errnorm -- server`): the server is not hurried while the
     // request waits, however short `close_wait_ms` is.
-    let dir = tempfile::tempdir().unwrap();
-    let config = dir.path().join("c.toml");
-    std::fs::write(&config, "[shutdown]\nclose_wait_ms = 200\n").unwrap();
-    let mut p = Running::proxy(&["--config", config.to_str().unwrap()]);
+    let (_dir, config) = config("[shutdown]\nclose_wait_ms = 200\n");
+    let mut p = Running::proxy(&["--config", &config]);
     p.initialize();
     p.send(&call(1, "sleep", json!({"seconds": 1})));
     p.close_stdin();
@@ -141,15 +139,9 @@ for line in sys.stdin.buffer:
 fn a_retry_due_after_the_client_closed_stdin_answers_with_the_failure() {
     // The server keeps running after EOF: the retry cannot reach it (its stdin is closed), so
     // the client gets the failure the call was retried for, at once, not the server's exit.
-    let dir = tempfile::tempdir().unwrap();
-    let config = dir.path().join("c.toml");
-    std::fs::write(
-        &config,
-        "[shutdown]\nclose_wait_ms = 200\nterm_wait_ms = 200\n",
-    )
-    .unwrap();
+    let (_dir, config) = config("[shutdown]\nclose_wait_ms = 200\nterm_wait_ms = 200\n");
     let mut p = Running::start(Options {
-        proxy_args: &["--config", config.to_str().unwrap()],
+        proxy_args: &["--config", &config],
         env: &[("FIXTURE_IGNORE_EOF", "1")],
         ..Options::default()
     });
@@ -168,7 +160,6 @@ fn a_retry_due_after_the_client_closed_stdin_answers_with_the_failure() {
     assert_eq!(error["errorCode"], "SYSTEM_UNAVAILABLE", "{error}");
     assert_eq!(error["originalError"]["text"], text, "{error}");
     p.wait();
-    assert_each_answered_once(&[serde_json::to_vec(&answer).unwrap()], &[json!(1)]);
     assert!(p.drain().is_empty(), "answered again");
 }
 
@@ -176,15 +167,9 @@ fn a_retry_due_after_the_client_closed_stdin_answers_with_the_failure() {
 fn a_client_gone_while_its_requests_wait_ends_the_wait_for_them() {
     // Stdin and stdout closed with a call held: nobody is left to answer, so the proxy does
     // not wait `answer_wait_ms` (30 s) for it.
-    let dir = tempfile::tempdir().unwrap();
-    let config = dir.path().join("c.toml");
-    std::fs::write(
-        &config,
-        "[shutdown]\nclose_wait_ms = 200\nterm_wait_ms = 200\n",
-    )
-    .unwrap();
+    let (_dir, config) = config("[shutdown]\nclose_wait_ms = 200\nterm_wait_ms = 200\n");
     let mut proxy = Command::new(BIN)
-        .args(["--config", config.to_str().unwrap(), "--"])
+        .args(["--config", &config, "--"])
         .args(common::fixture_command())
         .env("FIXTURE_IGNORE_EOF", "1")
         .stdin(Stdio::piped())

@@ -298,3 +298,11 @@ pub fn assert_each_answered_once(lines: &[Vec<u8>], ids: &[Value]) {
         );
     }
 }
+
+/// A config file with `text`, in a directory that lives as long as the returned guard.
+pub fn config(text: &str) -> (tempfile::TempDir, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("config.toml");
+    std::fs::write(&path, text).unwrap();
+    (dir, path.display().to_string())
+}
