@@ -106,33 +106,33 @@ for line in sys.stdin.buffer:
 
 #[test]
 fn a_child_that_floods_a_dead_servers_stdout_does_not_keep_the_proxy() {
-    // Its lines never leave the pipe empty: the proxy lets the pump go once every request is
-    // answered.
+    // Its lines never leave the pipe empty, and a call waits: the proxy lets the pump go once
+    // it has read more than the dead server could have left in the pipe.
     let server = r#"import json, os, subprocess, sys
 flood = "import sys\nwhile True:\n    sys.stdout.write('noise\\n' * 100)\n    sys.stdout.flush()\n"
 for line in sys.stdin.buffer:
     m = json.loads(line)
-    print(json.dumps({"jsonrpc": "2.0", "id": m["id"], "result": {}}), flush=True)
-    subprocess.Popen([sys.executable, "-c", flood])
-    os._exit(0)
+    if m["params"]["name"] == "flood":
+        subprocess.Popen([sys.executable, "-c", flood])
+        os._exit(3)
 "#;
     let upstream = ["python3".to_owned(), "-c".to_owned(), server.to_owned()];
     let mut p = Running::start(Options {
         upstream: Some(&upstream),
         ..Options::default()
     });
-    p.send(&call(1, "any", json!({})));
-    p.close_stdin();
+    p.send(&call(1, "hold", json!({})));
+    p.send(&call(2, "flood", json!({})));
     let start = std::time::Instant::now();
     let status = p.wait();
-    assert!(status.success(), "{status:?}");
+    assert_eq!(status.code(), Some(3));
     assert!(
         start.elapsed() < Duration::from_secs(5),
         "{:?}",
         start.elapsed()
     );
     // The child ends on its own: its next write, to a pipe nobody reads, fails.
-    assert_each_answered_once(&p.drain(), &[json!(1)]);
+    assert_each_answered_once(&p.drain(), &[json!(1), json!(2)]);
 }
 
 #[test]

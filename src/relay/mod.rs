@@ -328,15 +328,20 @@ impl Reader {
     }
 }
 
+/// The most an exited upstream can have left in its stdout: the largest pipe an unprivileged
+/// process can ask Linux for (`/proc/sys/fs/pipe-max-size`; 64 KiB unless asked).
+const PIPE_MOST: u64 = 1 << 20;
+
 /// Waits, once the upstream exited, for its pump to deliver all the upstream wrote: as long as
 /// the client takes it, however slowly, since its requests are answered only then (settling
 /// them sooner would answer some twice). A pump still at it after [`DRAIN_WAIT`] is let go
-/// once it waits on an empty pipe, or has read an answer to every request: the pipe is then
-/// held open by a process the server started, and what that writes is nobody's. Once the proxy
-/// is told to stop, the pump gets [`DRAIN_WAIT`] more. True when the pump reached the pipe's
-/// end.
+/// once it waits on an empty pipe, has read an answer to every request, or has read more than
+/// the pipe could hold when the upstream exited: the pipe is then held open by a process the
+/// server started, and what that writes is nobody's. Once the proxy is told to stop, the pump
+/// gets [`DRAIN_WAIT`] more. True when the pump reached the pipe's end.
 async fn drain(io: &Io, reader: &mut Reader, signals: &mut Signals, stopping: &mut bool) -> bool {
     let mut held = false;
+    let read_at_exit = reader.retire.read();
     while !reader.done {
         if *stopping {
             let _ = timeout(DRAIN_WAIT, reader.ended()).await;
@@ -346,7 +351,8 @@ async fn drain(io: &Io, reader: &mut Reader, signals: &mut Signals, stopping: &m
         tokio::select! {
             _ = reader.ended() => {}
             _ = tokio::time::sleep(DRAIN_WAIT) => {
-                if reader.retire.waiting() || io.inspector.waiting() == 0 {
+                let more_than_left = reader.retire.read() - read_at_exit > PIPE_MOST;
+                if reader.retire.waiting() || io.inspector.waiting() == 0 || more_than_left {
                     held = true;
                     reader.retire.retire();
                 }

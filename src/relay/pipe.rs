@@ -106,10 +106,17 @@ pub(super) struct UpstreamOut {
 pub(super) struct Retire {
     retired: AtomicBool,
     waiting: AtomicBool,
+    /// Bytes read from the pipe so far.
+    read: AtomicU64,
     wake: PipeWriter,
 }
 
 impl Retire {
+    /// Bytes read from the pipe so far.
+    pub(super) fn read(&self) -> u64 {
+        self.read.load(Ordering::Relaxed)
+    }
+
     /// The pump waits for the upstream to write (all it wrote so far is read).
     pub(super) fn waiting(&self) -> bool {
         self.waiting.load(Ordering::SeqCst)
@@ -137,6 +144,7 @@ impl UpstreamOut {
             retire: Arc::new(Retire {
                 retired: AtomicBool::new(false),
                 waiting: AtomicBool::new(false),
+                read: AtomicU64::new(0),
                 wake,
             }),
             woken,
@@ -168,7 +176,11 @@ impl Read for UpstreamOut {
                     self.wait();
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                read => return read,
+                Ok(n) => {
+                    self.retire.read.fetch_add(n as u64, Ordering::Relaxed);
+                    return Ok(n);
+                }
+                failed => return failed,
             }
         }
     }
