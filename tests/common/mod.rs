@@ -37,7 +37,7 @@ pub struct Running {
     pub child: Child,
     stdin: Option<ChildStdin>,
     stdout: Receiver<Vec<u8>>,
-    stderr: std::thread::JoinHandle<String>,
+    stderr: Option<std::thread::JoinHandle<String>>,
     pub record: PathBuf,
     _dir: tempfile::TempDir,
 }
@@ -119,7 +119,7 @@ impl Running {
             child,
             stdin,
             stdout: rx,
-            stderr,
+            stderr: Some(stderr),
             record,
             _dir: dir,
         }
@@ -200,7 +200,7 @@ impl Running {
         let start = Instant::now();
         let status = self.wait();
         let took = start.elapsed();
-        (status, took, self.stderr.join().unwrap())
+        (status, took, self.join_stderr())
     }
 
     pub fn wait(&mut self) -> ExitStatus {
@@ -226,13 +226,29 @@ impl Running {
         lines
     }
 
-    pub fn stderr(self) -> String {
-        drop(self.stdin);
-        self.stderr.join().unwrap()
+    pub fn stderr(mut self) -> String {
+        self.close_stdin();
+        self.join_stderr()
     }
 
+    fn join_stderr(&mut self) -> String {
+        self.stderr
+            .take()
+            .map(|h| h.join().unwrap())
+            .unwrap_or_default()
+    }
     pub fn recorded(&self) -> Vec<u8> {
         std::fs::read(&self.record).unwrap_or_default()
+    }
+}
+
+/// A test that fails before the process exits leaves nothing running.
+impl Drop for Running {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
     }
 }
 
