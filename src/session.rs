@@ -85,6 +85,9 @@ pub struct Pending {
     pub attempt: u32,
     /// The id the upstream was asked under, for a retry; `None`: the client's own.
     pub upstream_id: Option<Box<RawValue>>,
+    /// While a retry waits out its backoff, unsent: the answer the client gets if it is never
+    /// sent (the failure it is a retry of, rewritten).
+    pub unsent_retry: Option<Vec<u8>>,
 }
 
 #[derive(Debug)]
@@ -160,7 +163,12 @@ pub enum Answered {
 #[derive(Debug)]
 pub enum Unanswered {
     Call(AnsweredCall),
-    Request { id: Box<RawValue>, method: String },
+    Request {
+        id: Box<RawValue>,
+        method: String,
+    },
+    /// A call whose retry was never sent: the answer it gets instead.
+    RetryNotSent(Vec<u8>),
 }
 
 #[derive(Debug, Default)]
@@ -261,6 +269,7 @@ impl Session {
             kind,
             attempt: 1,
             upstream_id: None,
+            unsent_retry: None,
         };
         self.expired.remove(&key);
         if let Some(old) = self.pending.insert(key, pending) {
@@ -382,8 +391,9 @@ impl Session {
     }
 
     /// Registers the next attempt of a failed call under a fresh proxy id; returns the request
-    /// line to send when its backoff is over.
-    pub fn retry(&mut self, mut failed: AnsweredCall) -> (IdKey, Vec<u8>) {
+    /// line to send when its backoff is over. `failure` is the answer the client gets if the
+    /// retry is never sent (the failure rewritten).
+    pub fn retry(&mut self, mut failed: AnsweredCall, failure: Vec<u8>) -> (IdKey, Vec<u8>) {
         self.next_seq += 1;
         let retry_id = format!("{PROXY_ID_PREFIX}{}/{}", std::process::id(), self.next_seq);
         let raw_id = RawValue::from_string(serde_json::to_string(&retry_id).expect("a string"))
@@ -406,15 +416,30 @@ impl Session {
                 kind: PendingKind::ToolCall(failed.call),
                 attempt: failed.attempt + 1,
                 upstream_id: Some(raw_id),
+                unsent_retry: Some(failure),
             },
         );
         (key, line)
     }
 
-    /// Whether a scheduled retry is still wanted (the client did not cancel, the call did not
-    /// time out, the upstream did not die meanwhile).
-    pub fn is_waiting(&self, key: &IdKey) -> bool {
-        self.pending.contains_key(key)
+    /// A retry's backoff is over: whether it is still wanted (the client did not cancel, the
+    /// call did not time out, the upstream did not die meanwhile), and then it counts as sent.
+    pub fn send_retry(&mut self, key: &IdKey) -> bool {
+        self.pending
+            .get_mut(key)
+            .map(|p| p.unsent_retry = None)
+            .is_some()
+    }
+
+    /// A retry that cannot be sent (the upstream's stdin is closed): the call is forgotten, and
+    /// its answer is the failure it was a retry of, if it still waited.
+    pub fn abandon_retry(&mut self, key: &IdKey) -> Option<Vec<u8>> {
+        self.pending.get(key)?.unsent_retry.as_ref()?;
+        let pending = self.pending.remove(key)?;
+        if let PendingKind::ToolCall(call) = &pending.kind {
+            self.untrack(call);
+        }
+        pending.unsent_retry
     }
 
     /// Gives up waiting for a call (its time is up): forgets it, remembers to drop its late
@@ -597,6 +622,9 @@ impl Session {
         pending
             .into_iter()
             .map(|p| match p.kind {
+                _ if p.unsent_retry.is_some() => {
+                    Unanswered::RetryNotSent(p.unsent_retry.expect("some"))
+                }
                 // A task-augmented call expects a task handle, not a CallToolResult.
                 PendingKind::ToolCall(call) if !call.task => {
                     Unanswered::Call(self.answered(p.id, p.upstream_id, call, p.attempt))

@@ -136,31 +136,34 @@ for line in sys.stdin.buffer:
 }
 
 #[test]
-fn a_retry_due_after_the_client_closed_stdin_answers_with_the_failure() {
-    // The server keeps running after EOF: the retry cannot reach it (its stdin is closed), so
-    // the client gets the failure the call was retried for, at once, not the server's exit.
+fn a_retry_not_sent_before_the_client_closed_stdin_answers_with_the_failure() {
+    // The client closes stdin during the retry's backoff. A server that keeps running cannot be
+    // sent the retry (its stdin is closed); one that exits at EOF leaves it unsent. Either way
+    // the client gets the failure the call was retried for, not the server's exit.
     let (_dir, config) = config("[shutdown]\nclose_wait_ms = 200\nterm_wait_ms = 200\n");
-    let mut p = Running::start(Options {
-        proxy_args: &["--config", &config],
-        env: &[("FIXTURE_IGNORE_EOF", "1")],
-        ..Options::default()
-    });
-    p.initialize();
-    let text = "503 Service Unavailable. Retry-After: 1";
-    p.send(&call(
-        1,
-        "flaky",
-        json!({"key": "k", "fails": 1, "text": text}),
-    ));
-    std::thread::sleep(Duration::from_millis(300));
-    p.close_stdin();
-    let answer = p.recv();
-    assert_eq!(answer["id"], 1);
-    let error = common::canonical(&answer);
-    assert_eq!(error["errorCode"], "SYSTEM_UNAVAILABLE", "{error}");
-    assert_eq!(error["originalError"]["text"], text, "{error}");
-    p.wait();
-    assert!(p.drain().is_empty(), "answered again");
+    for env in [&[("FIXTURE_IGNORE_EOF", "1")][..], &[]] {
+        let mut p = Running::start(Options {
+            proxy_args: &["--config", &config],
+            env,
+            ..Options::default()
+        });
+        p.initialize();
+        let text = "503 Service Unavailable. Retry-After: 1";
+        p.send(&call(
+            1,
+            "flaky",
+            json!({"key": "k", "fails": 1, "text": text}),
+        ));
+        std::thread::sleep(Duration::from_millis(300));
+        p.close_stdin();
+        let answer = p.recv();
+        assert_eq!(answer["id"], 1);
+        let error = common::canonical(&answer);
+        assert_eq!(error["errorCode"], "SYSTEM_UNAVAILABLE", "{env:?}: {error}");
+        assert_eq!(error["originalError"]["text"], text, "{env:?}: {error}");
+        p.wait();
+        assert!(p.drain().is_empty(), "{env:?}: answered again");
+    }
 }
 
 #[test]

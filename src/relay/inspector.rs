@@ -38,10 +38,7 @@ pub struct Effects {
 #[derive(Debug)]
 pub struct Retry {
     key: IdKey,
-    seq: u64,
     line: Vec<u8>,
-    /// What the client gets if the retry cannot be sent: the failure as rewritten.
-    failure: Vec<u8>,
 }
 
 /// Why an upstream line was streamed to the client instead of being held whole.
@@ -326,15 +323,8 @@ impl Inspector {
             // Out of the table until now, its deadline may have been passed over: look again.
             effects.deadline = call.call.deadline.map(|d| d.at);
             let failure = wire::response_line_json(&call.id, &rewritten.result);
-            let seq = call.call.seq;
-            let (key, line) = self.session().retry(call);
-            let retry = Retry {
-                key,
-                seq,
-                line,
-                failure,
-            };
-            effects.retries.push((delay, retry));
+            let (key, line) = self.session().retry(call, failure);
+            effects.retries.push((delay, Retry { key, line }));
             return false;
         }
         self.record_outcome(tool, error.category == Category::Transient);
@@ -494,13 +484,13 @@ impl Inspector {
     pub fn retry_due(&self, retry: Retry, can_send: bool) -> Effects {
         let mut effects = Effects::default();
         if can_send {
-            if self.session().is_waiting(&retry.key) {
+            if self.session().send_retry(&retry.key) {
                 effects.to_upstream.push(retry.line);
             }
-        } else if self.session().withdraw(retry.seq).is_some() {
+        } else if let Some(failure) = self.session().abandon_retry(&retry.key) {
             bump(&self.stats.rewritten);
             tracing::info!("the client closed stdin before a retry could be sent: not retried");
-            effects.to_client.push(retry.failure);
+            effects.to_client.push(failure);
         }
         effects
     }
@@ -551,6 +541,11 @@ impl Inspector {
                     bump(&self.stats.rewritten);
                     self.stats.failure(Category::Transient);
                     wire::response_line_json(&call.id, &rewriter.upstream_gone(&call, how).result)
+                }
+                // The failure it was retried for: the server's exit says less about the call.
+                Unanswered::RetryNotSent(failure) => {
+                    bump(&self.stats.rewritten);
+                    failure
                 }
                 Unanswered::Request { id, method } => wire::error_line(
                     &id,

@@ -69,7 +69,7 @@ fn only_answers_nothing_reads_whole_may_stream() {
     // A retry goes out under the proxy's id: its answer is read whole, to be answered under
     // the client's.
     let failed = call(s.upstream_answer(&raw("1"), None));
-    let (retry, _) = s.retry(failed);
+    let (retry, _) = s.retry(failed, Vec::new());
     assert!(!s.may_stream(Some(&retry), none));
     assert!(!s.may_stream(None, none));
     s.expire(read.unwrap().seq).unwrap();
@@ -158,14 +158,14 @@ fn retries_wait_under_proxy_ids_and_answer_the_client() {
         .unwrap()
         .seq;
     let first = call(s.upstream_answer(&raw("5"), None));
-    let (key, line) = s.retry(first);
+    let (key, line) = s.retry(first, b"failed\n".to_vec());
     let line = String::from_utf8(line).unwrap();
     let IdKey::Str(retry_id) = &key else { panic!() };
     assert_eq!(
         line,
         format!("{{\"jsonrpc\":\"2.0\",\"id\":\"{retry_id}\",\"method\":\"tools/call\",\"params\":{params}}}\n")
     );
-    assert!(s.is_waiting(&key));
+    assert!(s.send_retry(&key));
     let retry_raw = raw(&format!("\"{retry_id}\""));
     let second = call(s.upstream_answer(&retry_raw, None));
     assert_eq!(
@@ -182,16 +182,50 @@ fn retries_wait_under_proxy_ids_and_answer_the_client() {
 }
 
 #[test]
+fn a_retry_never_sent_is_answered_with_its_failure() {
+    let mut s = Session::default();
+    for id in ["1", "2", "3"] {
+        s.client_request(&raw(id), "tools/call", Some(&raw(r#"{"name":"t"}"#)));
+    }
+    let retry = |s: &mut Session, id: &str| {
+        let first = call(s.upstream_answer(&raw(id), None));
+        s.retry(first, format!("failure {id}\n").into_bytes()).0
+    };
+    // Abandoned (the upstream's stdin closed): the failure, once.
+    let one = retry(&mut s, "1");
+    assert_eq!(s.abandon_retry(&one), Some(b"failure 1\n".to_vec()));
+    assert_eq!(s.abandon_retry(&one), None);
+    // Sent, then the upstream died: it gets the upstream's answer like any call.
+    let two = retry(&mut s, "2");
+    assert!(s.send_retry(&two));
+    assert_eq!(s.abandon_retry(&two), None, "sent: not abandoned");
+    // Still in its backoff when the upstream died: its failure.
+    retry(&mut s, "3");
+    let mut left: Vec<String> = s
+        .drain_pending()
+        .into_iter()
+        .map(|u| match u {
+            Unanswered::Call(c) => format!("call {}", c.id.get()),
+            Unanswered::RetryNotSent(line) => String::from_utf8(line).unwrap(),
+            Unanswered::Request { .. } => panic!("a call"),
+        })
+        .collect();
+    left.sort();
+    assert_eq!(left, ["call 2", "failure 3\n"]);
+    assert_eq!(s.pending_len(), 0);
+}
+
+#[test]
 fn cancelling_a_retried_call_names_the_retry() {
     let mut s = Session::default();
     s.client_request(&raw("5"), "tools/call", Some(&raw(r#"{"name":"t"}"#)));
     let first = call(s.upstream_answer(&raw("5"), None));
-    let (key, _) = s.retry(first);
+    let (key, _) = s.retry(first, b"failed\n".to_vec());
     let to_cancel = s
         .client_notification("notifications/cancelled", Some(&raw(r#"{"requestId":5}"#)))
         .unwrap();
     assert_eq!(IdKey::new(&to_cancel), Some(key.clone()));
-    assert!(!s.is_waiting(&key));
+    assert!(!s.send_retry(&key));
 }
 
 #[test]
@@ -240,7 +274,7 @@ fn a_deadline_holds_across_retries_and_goes_with_the_answer() {
         Answered::Call(c) => c,
         other => panic!("not a call: {other:?}"),
     };
-    s.retry(failed);
+    s.retry(failed, Vec::new());
     assert_eq!(s.next_deadline(), Some(t0 + Duration::from_secs(30)));
     assert!(s.expire_due(t0 + Duration::from_secs(29)).is_empty());
     let due = s.expire_due(t0 + Duration::from_secs(30));
@@ -263,6 +297,7 @@ fn drains_every_waiting_request() {
         .map(|u| match u {
             Unanswered::Call(a) => a.call.name,
             Unanswered::Request { method, .. } => method,
+            Unanswered::RetryNotSent(_) => panic!("no retry"),
         })
         .collect();
     methods.sort();
@@ -278,7 +313,7 @@ fn progress_is_followed_through_retries_and_forgotten_with_the_call() {
     s.client_request(&raw("5"), "tools/call", Some(&raw(params)));
     assert_eq!(s.upstream_progress(Some(&progress(1))), ProgressLine::Pass);
     let first = call(s.upstream_answer(&raw("5"), None));
-    let (retry, _) = s.retry(first);
+    let (retry, _) = s.retry(first, Vec::new());
     // The retry counts from 1 again: the client sees 2.
     assert!(matches!(
         s.upstream_progress(Some(&progress(1))),
