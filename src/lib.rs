@@ -23,8 +23,10 @@
 //! A thin I/O shell:
 //! - [`relay`]: the pumps between client and upstream, retry timers, the one thread that
 //!   enforces time limits, the server's stderr copied (masked) to ours (and to the log file),
-//!   the server's stdin written without blocking (`relay/pipe.rs`), and the upstream's
-//!   lifecycle (shutdown ladder, restart). Its
+//!   the pipes used without blocking (`relay/pipe.rs`: the server's, so that a pump waiting on
+//!   a server that exited can be let go; ours, which a client may hand over non-blocking), and
+//!   the upstream's lifecycle (shutdown ladder, the last answers of a server that exited,
+//!   restart). Its
 //!   [`relay::Inspector`] holds the per-line decisions (session, rewrite, retries, timeouts,
 //!   breakers) as values, apart from any I/O.
 //! - [`upstream`]: spawning the server (no shell), signals, exit statuses.
