@@ -23,7 +23,7 @@ macro_rules! secret_word {
 }
 
 /// The shipped patterns: (name, regex). Where a pattern has a group named `secret` (or one of
-/// the others [`secret_group`] knows), only that group is masked, so the reader still sees
+/// the others `super::secret_group` knows), only that group is masked, so the reader still sees
 /// which key or scheme it was.
 pub const DEFAULT_PATTERNS: &[(&str, &str)] = &[
     (

@@ -231,7 +231,7 @@ impl Write for ClientPipe {
     }
 }
 
-/// Our stderr, written as [`ClientPipe`] writes stdout: the log and the server's stderr lines
+/// Our stderr, written as `ClientPipe` writes stdout: the log and the server's stderr lines
 /// are not lost to a client that hands it over non-blocking.
 pub struct PatientStderr;
 

@@ -75,7 +75,7 @@ fn build(pattern: &str) -> Result<Regex, regex::Error> {
 }
 
 /// The first pass over all `patterns` at once. Each pattern compiles alone within
-/// [`REGEX_SIZE_LIMIT`] (checked at load), and their union, without capture groups, is no larger
+/// `REGEX_SIZE_LIMIT` (checked at load), and their union, without capture groups, is no larger
 /// than the sum of them, so its limit is not reached in practice.
 fn build_first_pass(patterns: &[&str]) -> Result<FirstPass, String> {
     // The search runs all patterns at once with a lazy DFA; its cache must grow with the number
@@ -90,7 +90,7 @@ fn build_first_pass(patterns: &[&str]) -> Result<FirstPass, String> {
 /// pattern must not eat the proxy's memory.
 const REGEX_SIZE_LIMIT: usize = 1 << 20;
 /// Compiled size limit of all the user rules' regexes together: a thousand regexes just under
-/// [`REGEX_SIZE_LIMIT`] took a gigabyte and seconds to start and to classify the first failure.
+/// `REGEX_SIZE_LIMIT` took a gigabyte and seconds to start and to classify the first failure.
 /// Real tables are far below it: the 160 embedded rules take about 1.5 MB in the first pass,
 /// and about 9,000 of the bench's generated rules (`(?i)` and `\w` in each) fit.
 pub const TABLE_REGEX_LIMIT: usize = 64 << 20;
