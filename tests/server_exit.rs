@@ -62,6 +62,39 @@ fn a_client_that_closes_stdin_after_its_last_request_still_gets_the_answer() {
 }
 
 #[test]
+fn a_slow_client_gets_every_line_an_exited_server_left_after_its_answers() {
+    // All answered, the server exits with 176 KB of notifications on their way (in the pipes
+    // and the proxy's buffer) while the client is not reading: they are the server's, and
+    // every one arrives.
+    let server = r#"import json, sys
+for line in sys.stdin.buffer:
+    m = json.loads(line)
+    print(json.dumps({"jsonrpc": "2.0", "id": m["id"], "result": {}}), flush=True)
+    for i in range(22):
+        note = {"jsonrpc": "2.0", "method": "notifications/message",
+                "params": {"level": "info", "data": "%02d %s" % (i, "x" * 8000)}}
+        print(json.dumps(note), flush=True)
+    sys.exit(0)
+"#;
+    let upstream = ["python3".to_owned(), "-c".to_owned(), server.to_owned()];
+    let mut p = Running::start(Options {
+        upstream: Some(&upstream),
+        read_after: Duration::from_secs(3),
+        ..Options::default()
+    });
+    p.send(&call(1, "any", json!({})));
+    let status = p.wait();
+    assert!(status.success(), "{status:?}");
+    let lines = p.drain();
+    assert_each_answered_once(&lines, &[json!(1)]);
+    let notes = lines
+        .iter()
+        .filter(|l| l.starts_with(b"{\"jsonrpc\": \"2.0\", \"method\""))
+        .count();
+    assert_eq!(notes, 22);
+}
+
+#[test]
 fn a_server_that_dies_mid_line_while_its_child_holds_stdout_gets_its_requests_answered() {
     // The child inherits the server's stdout and outlives it: the pipe never ends. The cut
     // line (streamed: it is long) is ended, and the requests are answered anyway.

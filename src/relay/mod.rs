@@ -34,7 +34,7 @@ use tokio::time::{sleep_until, timeout, Instant};
 
 pub use inspector::{Effects, Inspector, Retry, Stats};
 pub use pipe::PatientStderr;
-use pipe::{Retire, UpstreamOut};
+use pipe::{Retire, UpstreamOut, PIPE_MOST};
 use pumps::{off_thread, Io, PumpEnd};
 pub use stderr::SERVER_STDERR;
 
@@ -328,17 +328,14 @@ impl Reader {
     }
 }
 
-/// The most an exited upstream can have left in its stdout: the largest pipe an unprivileged
-/// process can ask Linux for (`/proc/sys/fs/pipe-max-size`; 64 KiB unless asked).
-const PIPE_MOST: u64 = 1 << 20;
-
 /// Waits, once the upstream exited, for its pump to deliver all the upstream wrote: as long as
 /// the client takes it, however slowly, since its requests are answered only then (settling
-/// them sooner would answer some twice). A pump still at it after [`DRAIN_WAIT`] is let go
-/// once it waits on an empty pipe, has read an answer to every request, or has read more than
-/// the pipe could hold when the upstream exited: the pipe is then held open by a process the
-/// server started, and what that writes is nobody's. Once the proxy is told to stop, the pump
-/// gets [`DRAIN_WAIT`] more. True when the pump reached the pipe's end.
+/// them sooner would answer some twice). A pump still at it after [`DRAIN_WAIT`] is retired
+/// (its pipe ends once what the upstream left in it is read: `UpstreamOut`) when it waits on
+/// an empty pipe, has read an answer to every request, or has read more than the pipe could
+/// hold when the upstream exited: a process the server started may hold the pipe open, and
+/// what that writes is nobody's. Once the proxy is told to stop, the pump gets [`DRAIN_WAIT`]
+/// more. True when the pump reached the pipe's end.
 async fn drain(io: &Io, reader: &mut Reader, signals: &mut Signals, stopping: &mut bool) -> bool {
     let mut held = false;
     let read_at_exit = reader.retire.read();

@@ -93,8 +93,14 @@ impl Write for UpstreamPipe {
     }
 }
 
+/// The most an exited upstream can have left in its stdout: the largest pipe an unprivileged
+/// process can ask Linux for (`/proc/sys/fs/pipe-max-size`; 64 KiB unless asked).
+pub(super) const PIPE_MOST: u64 = 1 << 20;
+
 /// The upstream's stdout, read without blocking: while the pipe is empty, a read waits for the
-/// upstream or for [`Retire::retire`], which ends the pipe for the pump as its end would.
+/// upstream or for [`Retire::retire`]. Once retired, the pipe ends for the pump as its end
+/// would, at the first read that would wait, or after [`PIPE_MOST`] more: what the upstream
+/// left in it is read whole, and what a process it started goes on writing is nobody's.
 pub(super) struct UpstreamOut {
     file: File,
     retire: Arc<Retire>,
@@ -108,6 +114,8 @@ pub(super) struct Retire {
     waiting: AtomicBool,
     /// Bytes read from the pipe so far.
     read: AtomicU64,
+    /// Bytes read from the pipe when it was retired.
+    read_at_retire: AtomicU64,
     wake: PipeWriter,
 }
 
@@ -122,8 +130,10 @@ impl Retire {
         self.waiting.load(Ordering::SeqCst)
     }
 
-    /// From now on, a read that would wait ends the pipe instead; one waiting now ends at once.
+    /// From now on, a read that would wait ends the pipe instead (one waiting now ends at
+    /// once), and so does one past [`PIPE_MOST`] more bytes.
     pub(super) fn retire(&self) {
+        self.read_at_retire.store(self.read(), Ordering::SeqCst);
         self.retired.store(true, Ordering::SeqCst);
         // Never read: the wake pipe stays readable, and a full one is readable too.
         let _ = (&self.wake).write(&[1]);
@@ -145,6 +155,7 @@ impl UpstreamOut {
                 retired: AtomicBool::new(false),
                 waiting: AtomicBool::new(false),
                 read: AtomicU64::new(0),
+                read_at_retire: AtomicU64::new(0),
                 wake,
             }),
             woken,
@@ -167,6 +178,12 @@ impl UpstreamOut {
 
 impl Read for UpstreamOut {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let retire = &self.retire;
+        if retire.retired()
+            && retire.read() - retire.read_at_retire.load(Ordering::SeqCst) > PIPE_MOST
+        {
+            return Ok(0);
+        }
         loop {
             match self.file.read(buf) {
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {

@@ -485,23 +485,19 @@ pub(super) enum PumpEnd {
 
 /// Upstream to client, on its own thread, one per upstream: every line through the inspector,
 /// which forwards it as it came unless it is a failed tool call (rewritten, or retried) or
-/// non-JSON noise. Once retired (the upstream is gone, all it wrote is read, and a grandchild
-/// still holds the pipe), the pipe ends for it, and what comes is nobody's and is dropped.
+/// non-JSON noise. Once retired (the upstream is gone and a process it started still holds the
+/// pipe), the pipe ends for it (`UpstreamOut`).
 pub(super) fn upstream_pump(io: Arc<Io>, stdout: UpstreamOut, ended: oneshot::Sender<PumpEnd>) {
     let end = pump_upstream(&io, stdout);
     let _ = ended.send(end);
 }
 
 fn pump_upstream(io: &Arc<Io>, stdout: UpstreamOut) -> PumpEnd {
-    let retire = stdout.retire();
     let mut reader = LineReader::new(stdout);
     loop {
         let read = reader.read_line_or_let_go(io.stream_over, io.max_line, |head| {
             io.inspector.may_stream(head)
         });
-        if retire.retired() {
-            return PumpEnd::Eof;
-        }
         let effects = match read {
             Ok(Read::Line(mut line)) => {
                 // A last line without its newline would run into whatever is written next.
