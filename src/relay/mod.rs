@@ -34,7 +34,7 @@ use tokio::time::{sleep_until, timeout, Instant};
 
 pub use inspector::{Effects, Inspector, Retry, Stats};
 pub use pipe::PatientStderr;
-use pipe::{Retire, UpstreamOut, PIPE_MOST};
+use pipe::{Retire, UpstreamOut};
 use pumps::{off_thread, Io, PumpEnd};
 pub use stderr::SERVER_STDERR;
 
@@ -348,7 +348,7 @@ async fn drain(io: &Io, reader: &mut Reader, signals: &mut Signals, stopping: &m
         tokio::select! {
             _ = reader.ended() => {}
             _ = tokio::time::sleep(DRAIN_WAIT) => {
-                let more_than_left = reader.retire.read() - read_at_exit > PIPE_MOST;
+                let more_than_left = reader.retire.read() - read_at_exit > reader.retire.capacity;
                 if reader.retire.waiting() || io.inspector.waiting() == 0 || more_than_left {
                     held = true;
                     reader.retire.retire();

@@ -93,14 +93,26 @@ impl Write for UpstreamPipe {
     }
 }
 
-/// The most an exited upstream can have left in its stdout: the largest pipe an unprivileged
-/// process can ask Linux for (`/proc/sys/fs/pipe-max-size`; 64 KiB unless asked).
-pub(super) const PIPE_MOST: u64 = 1 << 20;
+/// What a pipe holds, where the system does not say: Linux's default.
+const PIPE_DEFAULT: u64 = 64 << 10;
+
+/// How much the pipe `fd` holds (Linux: `F_GETPIPE_SZ`, 64 KiB unless a process asked for
+/// more).
+fn pipe_capacity(fd: RawFd) -> u64 {
+    #[cfg(target_os = "linux")]
+    // SAFETY: fcntl on a descriptor we own; a failure (not a pipe) returns -1.
+    if let Ok(size) = u64::try_from(unsafe { libc::fcntl(fd, libc::F_GETPIPE_SZ) }) {
+        return size;
+    }
+    let _ = fd;
+    PIPE_DEFAULT
+}
 
 /// The upstream's stdout, read without blocking: while the pipe is empty, a read waits for the
 /// upstream or for [`Retire::retire`]. Once retired, the pipe ends for the pump as its end
-/// would, at the first read that would wait, or after [`PIPE_MOST`] more: what the upstream
-/// left in it is read whole, and what a process it started goes on writing is nobody's.
+/// would, at the first read that would wait, or after as much more as the pipe holds: what
+/// the upstream left in it is read whole, and what a process it started goes on writing is
+/// nobody's.
 pub(super) struct UpstreamOut {
     file: File,
     retire: Arc<Retire>,
@@ -116,6 +128,8 @@ pub(super) struct Retire {
     read: AtomicU64,
     /// Bytes read from the pipe when it was retired.
     read_at_retire: AtomicU64,
+    /// How much the pipe holds: the most an upstream that exited can have left in it.
+    pub(super) capacity: u64,
     wake: PipeWriter,
 }
 
@@ -131,7 +145,7 @@ impl Retire {
     }
 
     /// From now on, a read that would wait ends the pipe instead (one waiting now ends at
-    /// once), and so does one past [`PIPE_MOST`] more bytes.
+    /// once), and so does one past as much more as the pipe holds.
     pub(super) fn retire(&self) {
         self.read_at_retire.store(self.read(), Ordering::SeqCst);
         self.retired.store(true, Ordering::SeqCst);
@@ -149,6 +163,7 @@ impl UpstreamOut {
         let (woken, wake) = std::io::pipe()?;
         set_nonblocking(stdout.as_raw_fd());
         set_nonblocking(wake.as_raw_fd());
+        let capacity = pipe_capacity(stdout.as_raw_fd());
         Ok(UpstreamOut {
             file: stdout.into(),
             retire: Arc::new(Retire {
@@ -156,6 +171,7 @@ impl UpstreamOut {
                 waiting: AtomicBool::new(false),
                 read: AtomicU64::new(0),
                 read_at_retire: AtomicU64::new(0),
+                capacity,
                 wake,
             }),
             woken,
@@ -180,7 +196,7 @@ impl Read for UpstreamOut {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         let retire = &self.retire;
         if retire.retired()
-            && retire.read() - retire.read_at_retire.load(Ordering::SeqCst) > PIPE_MOST
+            && retire.read() - retire.read_at_retire.load(Ordering::SeqCst) > retire.capacity
         {
             return Ok(0);
         }
