@@ -117,10 +117,13 @@ pub async fn run(
     let mut backoff = Duration::from_millis(settings.restart.backoff_ms);
     // Whether the last settle could not write to the client in time.
     let mut client_stuck;
+    // The proxy was told to stop (SIGINT, SIGTERM, or the client stopped reading): what it
+    // still has to write is given `DRAIN_WAIT`, not as long as it takes.
+    let mut stopping = false;
     // The status the proxy ends with, how the last server went, and whether a restart was
     // given up after the client's requests started waiting for it.
     let (status, how, abandoned) = loop {
-        let mut end = supervise(
+        let end = supervise(
             &io,
             &mut child,
             &mut reader,
@@ -132,7 +135,8 @@ pub async fn run(
         .await;
         io.upstream.exited(generation);
         let how = upstream::describe(end.status);
-        if drain(&io, &mut reader, &mut signals, &mut end.stopping).await {
+        stopping |= end.stopping;
+        if drain(&io, &mut reader, &mut signals, &mut stopping).await {
             // A crashing server's last words are on stderr: they reach the log before the
             // proxy moves on (or ends). Not waited for when a grandchild holds its stdout: it
             // holds stderr too.
@@ -140,14 +144,14 @@ pub async fn run(
         }
         tracing::info!("upstream {how}");
         let gone = how.clone();
-        let settled =
-            off_thread_within(DRAIN_WAIT, "settle", &io, move |io| io.upstream_gone(&gone)).await;
+        let settle = move |io: Arc<Io>| io.upstream_gone(&gone);
+        let settled = off_thread_patiently("settle", &io, settle, &mut signals, &mut stopping).await;
         client_stuck = !settled;
         // A client that left needs a new server only for requests it left waiting (taken
         // after the settle, while the upstream was being replaced).
         let client_left = client_closed || io.client_eof.load(Ordering::SeqCst);
         let stop = (client_left && inspector.waiting() == 0)
-            || end.stopping
+            || stopping
             || end.client_gone
             || restarts_left == 0;
         if stop {
@@ -173,6 +177,7 @@ pub async fn run(
             _ = tokio::time::sleep(backoff) => false,
             (_, name) = signals.next_stop() => {
                 tracing::info!("{name} while restarting: not restarting");
+                stopping = true;
                 true
             }
             _ = io.client_closed.notified(), if !client_closed => {
@@ -207,13 +212,20 @@ pub async fn run(
         } else {
             how
         };
-        off_thread_within(DRAIN_WAIT, "settle", &io, move |io| io.upstream_gone(&how)).await;
+        let settle = move |io: Arc<Io>| io.upstream_gone(&how);
+        off_thread_patiently("settle", &io, settle, &mut signals, &mut stopping).await;
     }
     tracing::info!("{}", inspector.stats.summary());
     let flushed = !client_stuck
-        && off_thread_within(DRAIN_WAIT, "flush", &io, |io| {
-            let _ = io.client.flush();
-        })
+        && off_thread_patiently(
+            "flush",
+            &io,
+            |io| {
+                let _ = io.client.flush();
+            },
+            &mut signals,
+            &mut stopping,
+        )
         .await;
     if !flushed {
         tracing::debug!("the client did not take the last lines in time");
@@ -276,19 +288,33 @@ fn shell_line(command: &[String]) -> String {
     words.join(" ")
 }
 
-/// Runs `work` on a thread of its own and waits for it at most `limit`; whether it finished.
-async fn off_thread_within(
-    limit: Duration,
+/// Runs `work`, which writes to the client, on a thread of its own and waits for it: as long
+/// as it takes (the client reads slowly, not never: it would have closed its end), unless the
+/// proxy is told to stop, meanwhile or before; then [`DRAIN_WAIT`] at most. Whether it finished.
+async fn off_thread_patiently(
     name: &str,
     io: &Arc<Io>,
     work: impl FnOnce(Arc<Io>) + Send + 'static,
+    signals: &mut Signals,
+    stopping: &mut bool,
 ) -> bool {
-    let (done, finished) = oneshot::channel();
+    let (done, mut finished) = oneshot::channel();
     off_thread(name, Arc::downgrade(io), move |io| {
         work(io);
         let _ = done.send(());
     });
-    matches!(timeout(limit, finished).await, Ok(Ok(())))
+    loop {
+        if *stopping {
+            return matches!(timeout(DRAIN_WAIT, &mut finished).await, Ok(Ok(())));
+        }
+        tokio::select! {
+            result = &mut finished => return result.is_ok(),
+            (_, name) = signals.next_stop() => {
+                tracing::info!("{name} while the last answers are written: stopping");
+                *stopping = true;
+            }
+        }
+    }
 }
 
 /// The upstream pump of one upstream, seen from the supervisor.
