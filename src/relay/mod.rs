@@ -145,7 +145,8 @@ pub async fn run(
         tracing::info!("upstream {how}");
         let gone = how.clone();
         let settle = move |io: Arc<Io>| io.upstream_gone(&gone);
-        let settled = off_thread_patiently("settle", &io, settle, &mut signals, &mut stopping).await;
+        let settled =
+            off_thread_patiently("settle", &io, settle, &mut signals, &mut stopping).await;
         client_stuck = !settled;
         // A client that left needs a new server only for requests it left waiting (taken
         // after the settle, while the upstream was being replaced).
