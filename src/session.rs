@@ -23,7 +23,9 @@ mod attempts;
 mod params;
 mod progress;
 
-use params::{parse, CallParams, CursorField, ProgressToken, ToolsListResult, VersionField};
+use params::{
+    parse, CallParams, Cancelled, CursorField, ProgressToken, ToolsListResult, VersionField,
+};
 pub use progress::{Progress, ProgressLine};
 
 /// The tables looked up on every message (see `foldhash` in Cargo.toml).
@@ -298,11 +300,6 @@ impl Session {
         method: &str,
         params: Option<&RawValue>,
     ) -> Option<Box<RawValue>> {
-        #[derive(Deserialize)]
-        struct Cancelled<'a> {
-            #[serde(rename = "requestId", borrow)]
-            request_id: &'a RawValue,
-        }
         if method != "notifications/cancelled" {
             return None;
         }
@@ -320,7 +317,21 @@ impl Session {
         if let PendingKind::ToolCall(call) = &pending.kind {
             self.untrack(call);
         }
-        pending.upstream_id
+        // A retry still in its backoff was never sent: nothing to cancel upstream.
+        pending
+            .unsent_retry
+            .is_none()
+            .then_some(pending.upstream_id)?
+    }
+
+    /// Whether the request `id` still waits for its answer.
+    pub fn waits(&self, id: &RawValue) -> bool {
+        IdKey::new(id).is_some_and(|key| self.pending.contains_key(&key))
+    }
+
+    /// The request a `notifications/cancelled` with these `params` cancels, if it names one.
+    pub fn cancelled(params: Option<&RawValue>) -> Option<&RawValue> {
+        parse::<Cancelled>(params).map(|c| c.request_id)
     }
 
     /// Looks up what an upstream answer answers, and forgets the request.

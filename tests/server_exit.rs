@@ -350,3 +350,35 @@ for line in sys.stdin.buffer:
     assert!(proxy.wait().unwrap().success());
     assert_eq!(lines, 2000);
 }
+
+#[test]
+fn a_request_answered_while_the_server_restarts_never_reaches_the_new_one() {
+    // Held while the server restarts: one call times out, another is cancelled by the client.
+    // The client has its answer (or gave up); the new server must not run either.
+    let (_dir, config) =
+        config("[restart]\nattempts = 1\nbackoff_ms = 2000\n[timeouts]\ndefault_seconds = 0.5\n");
+    let mut p = Running::proxy(&["--config", &config]);
+    p.initialize();
+    p.send(&call(1, "crash", json!({"code": 3})));
+    assert_eq!(p.recv()["id"], 1);
+    p.send(&call(2, "echo", json!({"timed": "out"})));
+    p.send(&call(3, "echo", json!({"cancelled": "by the client"})));
+    p.send(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3}}"#);
+    let answer = p.recv();
+    assert_eq!(answer["id"], 2);
+    assert_eq!(common::canonical(&answer)["errorCode"], "TIMEOUT");
+    // After the restart (2 s), the new server answers a new call: the held lines are before it.
+    std::thread::sleep(Duration::from_millis(2500));
+    p.send(&call(4, "echo", json!({})));
+    assert_eq!(p.recv()["id"], 4);
+    let recorded = String::from_utf8_lossy(&p.recorded()).into_owned();
+    for gone in ["timed", "cancelled", "\"requestId\":3"] {
+        assert!(
+            !recorded.contains(gone),
+            "{gone} reached the new server:\n{recorded}"
+        );
+    }
+    p.close_stdin();
+    p.wait();
+    assert!(p.drain().is_empty(), "answered again");
+}

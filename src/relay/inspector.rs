@@ -478,6 +478,22 @@ impl Inspector {
         effects
     }
 
+    /// Whether a client line held while the upstream restarted still goes to the new one: not
+    /// a request answered meanwhile (a time limit, a cancel), nor a cancel of one.
+    pub fn still_wanted(&self, line: &[u8]) -> bool {
+        let text = wire::text_of(line);
+        let session = self.session();
+        match wire::parse(&text) {
+            Line::Message(Message::Request { id, .. }) => session.waits(id),
+            Line::Message(Message::Notification { method, params })
+                if method == "notifications/cancelled" =>
+            {
+                Session::cancelled(params).is_none_or(|id| session.waits(id))
+            }
+            _ => true,
+        }
+    }
+
     /// A retry's backoff is over: it goes to the upstream if the call still waits for it and
     /// the upstream can still be sent lines (`can_send`: the client has not closed stdin, which
     /// closes the upstream's); if not, the client gets the failure the call was retried for.

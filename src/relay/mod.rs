@@ -103,7 +103,7 @@ pub async fn run(
         deadlines::start(&io);
     }
     let mut generation = 1;
-    io.upstream.attach(stdin, generation);
+    io.upstream.attach(stdin, generation, |_| true);
     let mut reader = Reader::start(&io, stdout, stderr_done);
     let client = io.clone();
     std::thread::Builder::new()
@@ -526,7 +526,9 @@ async fn restart(
     tracing::warn!(pid = child.id(), "upstream restarted; the session goes on");
     // From another thread: the client pump may hold the upstream's end for a while.
     off_thread("attach", Arc::downgrade(io), move |io| {
-        io.upstream.attach(stdin.into(), generation)
+        io.upstream.attach(stdin.into(), generation, |line| {
+            io.inspector.still_wanted(line)
+        })
     });
     Some((child, reader))
 }

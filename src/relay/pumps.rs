@@ -287,15 +287,15 @@ impl UpstreamEnd {
     }
 
     /// A (new) upstream to write to, the supervisor's `generation`-th; the lines held
-    /// meanwhile go first.
-    pub fn attach(&self, stdin: OwnedFd, generation: u64) {
+    /// meanwhile go first, those still `wanted`.
+    pub fn attach(&self, stdin: OwnedFd, generation: u64, wanted: impl Fn(&[u8]) -> bool) {
         let pipe = UpstreamPipe::new(stdin, generation, self.exited.clone());
         let mut inlet = self.lock();
         inlet.generation = generation;
         inlet.pipe = Some(BufWriter::with_capacity(BUFFER, pipe));
         let held = std::mem::take(&mut inlet.held);
         inlet.held_bytes = 0;
-        for line in held {
+        for line in held.into_iter().filter(|line| wanted(line)) {
             inlet.write(line);
         }
         inlet.flush();

@@ -24,6 +24,13 @@ pub(super) struct RequestMeta<'a> {
     pub(super) progress_token: Option<&'a RawValue>,
 }
 
+/// The request a `notifications/cancelled` cancels.
+#[derive(Deserialize)]
+pub(super) struct Cancelled<'a> {
+    #[serde(rename = "requestId", borrow)]
+    pub(super) request_id: &'a RawValue,
+}
+
 /// The token of a `notifications/progress`.
 #[derive(Deserialize)]
 pub(super) struct ProgressToken<'a> {

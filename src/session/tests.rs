@@ -221,10 +221,20 @@ fn cancelling_a_retried_call_names_the_retry() {
     s.client_request(&raw("5"), "tools/call", Some(&raw(r#"{"name":"t"}"#)));
     let first = call(s.upstream_answer(&raw("5"), None));
     let (key, _) = s.retry(first, b"failed\n".to_vec());
+    assert!(s.send_retry(&key));
     let to_cancel = s
         .client_notification("notifications/cancelled", Some(&raw(r#"{"requestId":5}"#)))
         .unwrap();
     assert_eq!(IdKey::new(&to_cancel), Some(key.clone()));
+    assert!(!s.send_retry(&key));
+    // A retry still in its backoff was never sent: forgotten, with nothing to cancel upstream.
+    s.client_request(&raw("6"), "tools/call", Some(&raw(r#"{"name":"t"}"#)));
+    let first = call(s.upstream_answer(&raw("6"), None));
+    let (key, _) = s.retry(first, b"failed\n".to_vec());
+    let cancel = raw(r#"{"requestId":6}"#);
+    assert!(s
+        .client_notification("notifications/cancelled", Some(&cancel))
+        .is_none());
     assert!(!s.send_retry(&key));
 }
 
