@@ -17,6 +17,16 @@ use common::{
 };
 use serde_json::{json, Value};
 
+/// The proxy in front of a Python server given by its source, read `read_after` late.
+fn python_server(source: &str, read_after: Duration) -> Running {
+    let upstream = ["python3".to_owned(), "-c".to_owned(), source.to_owned()];
+    Running::start(Options {
+        upstream: Some(&upstream),
+        read_after,
+        ..Options::default()
+    })
+}
+
 const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
 
 #[test]
@@ -76,12 +86,7 @@ for line in sys.stdin.buffer:
         print(json.dumps(note), flush=True)
     sys.exit(0)
 "#;
-    let upstream = ["python3".to_owned(), "-c".to_owned(), server.to_owned()];
-    let mut p = Running::start(Options {
-        upstream: Some(&upstream),
-        read_after: Duration::from_secs(3),
-        ..Options::default()
-    });
+    let mut p = python_server(server, Duration::from_secs(3));
     p.send(&call(1, "any", json!({})));
     let status = p.wait();
     assert!(status.success(), "{status:?}");
@@ -111,11 +116,7 @@ for line in sys.stdin.buffer:
     if name != "hold":
         print(json.dumps({"jsonrpc": "2.0", "id": m["id"], "result": {}}), flush=True)
 "#;
-    let upstream = ["python3".to_owned(), "-c".to_owned(), server.to_owned()];
-    let mut p = Running::start(Options {
-        upstream: Some(&upstream),
-        ..Options::default()
-    });
+    let mut p = python_server(server, Duration::ZERO);
     p.send(&call(1, "hold", json!({})));
     p.send(&call(2, "cut", json!({})));
     let status = p.wait();
@@ -149,11 +150,7 @@ for line in sys.stdin.buffer:
         subprocess.Popen([sys.executable, "-c", flood])
         os._exit(3)
 "#;
-    let upstream = ["python3".to_owned(), "-c".to_owned(), server.to_owned()];
-    let mut p = Running::start(Options {
-        upstream: Some(&upstream),
-        ..Options::default()
-    });
+    let mut p = python_server(server, Duration::ZERO);
     p.send(&call(1, "hold", json!({})));
     p.send(&call(2, "flood", json!({})));
     let start = std::time::Instant::now();
