@@ -3,6 +3,7 @@
 
 mod common;
 
+use std::io::Write;
 use std::time::{Duration, Instant};
 
 use common::{canonical, Options, Running};
@@ -472,10 +473,20 @@ fn a_timeout_is_answered_even_when_the_upstream_stops_reading() {
     // Enough to fill the pipe to the upstream (64 KiB) and block the proxy's write to it, not
     // so much that this test's own writes block (the proxy reads up to 64 KiB ahead, and the
     // pipe to it holds another 64 KiB).
+    // Written from a thread: should the pipes hold less than that, it is the writer that
+    // waits for the upstream, not the check of the time the TIMEOUT took.
     let padding = "p".repeat(1024);
-    for _ in 0..100 {
-        p.send(&format!(r#"{{"jsonrpc":"2.0","method":"notifications/message","params":{{"data":"{padding}"}}}}"#));
-    }
+    let mut stdin = p.take_stdin();
+    std::thread::spawn(move || {
+        for _ in 0..100 {
+            let line = format!(
+                r#"{{"jsonrpc":"2.0","method":"notifications/message","params":{{"data":"{padding}"}}}}"#
+            );
+            if writeln!(stdin, "{line}").is_err() {
+                return;
+            }
+        }
+    });
     expect_timeout(&mut p, "slow", started);
 }
 
@@ -499,10 +510,15 @@ fn a_call_whose_request_cannot_be_written_still_times_out() {
     // The fixture stops reading; the request after it is larger than the pipe to the upstream,
     // so the proxy's write of it blocks until then.
     p.send(r#"{"jsonrpc":"2.0","id":"nap","method":"tools/call","params":{"name":"sleep","arguments":{"seconds":6}}}"#);
+    // Written from a thread, as above: this one does block until the upstream reads again.
     let payload = "p".repeat(300_000);
-    p.send(&format!(
-        r#"{{"jsonrpc":"2.0","id":"big","method":"tools/call","params":{{"name":"echo","arguments":{{"p":"{payload}"}}}}}}"#
-    ));
+    let mut stdin = p.take_stdin();
+    std::thread::spawn(move || {
+        let _ = writeln!(
+            stdin,
+            r#"{{"jsonrpc":"2.0","id":"big","method":"tools/call","params":{{"name":"echo","arguments":{{"p":"{payload}"}}}}}}"#
+        );
+    });
     expect_timeout(&mut p, "big", started);
 }
 

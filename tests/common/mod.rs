@@ -190,6 +190,12 @@ impl Running {
         drop(std::mem::replace(&mut self.stdout, empty));
     }
 
+    /// The process's stdin, for writes that may block (from a thread of their own), while
+    /// this end goes on reading.
+    pub fn take_stdin(&mut self) -> ChildStdin {
+        self.stdin.take().expect("stdin still open")
+    }
+
     pub fn close_stdin(&mut self) {
         self.stdin.take();
     }
