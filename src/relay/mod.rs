@@ -14,6 +14,7 @@
 
 mod deadlines;
 mod inspector;
+mod ladder;
 mod lines;
 mod pipe;
 mod pumps;
@@ -33,6 +34,7 @@ use tokio::sync::oneshot;
 use tokio::time::{sleep_until, timeout, Instant};
 
 pub use inspector::{Effects, Inspector, Retry, Stats};
+use ladder::Ladder;
 pub use pipe::PatientStderr;
 use pipe::{Retire, UpstreamOut};
 use pumps::{off_thread, Io, PumpEnd};
@@ -531,67 +533,6 @@ async fn restart(
         })
     });
     Some((child, reader))
-}
-
-/// How often the ladder looks whether the requests it waits for are answered.
-const ANSWER_POLL: Duration = Duration::from_millis(100);
-
-/// The shutdown ladder: close stdin and wait, SIGTERM and wait, SIGKILL.
-#[derive(Debug, Clone, Copy)]
-enum Ladder {
-    Running,
-    /// The client closed stdin while requests still waited (a pipeline that sent its last call):
-    /// the upstream may answer them until then, as it could without the proxy; `Closing` comes
-    /// once nothing waits.
-    Answering(Instant),
-    Closing(Instant),
-    Terminating(Instant),
-    Killed,
-}
-
-impl Ladder {
-    /// Where the ladder starts when the client closed stdin.
-    fn closed(io: &Io, settings: &Settings) -> Ladder {
-        if io.inspector.waiting() > 0 {
-            Ladder::Answering(Instant::now() + settings.answer_wait)
-        } else {
-            Ladder::Closing(Instant::now() + settings.close_wait)
-        }
-    }
-
-    fn rank(self) -> u8 {
-        match self {
-            Ladder::Running => 0,
-            Ladder::Answering(_) => 1,
-            Ladder::Closing(_) => 2,
-            Ladder::Terminating(_) => 3,
-            Ladder::Killed => 4,
-        }
-    }
-
-    /// Moves forward, never back: a second signal does not restart a wait.
-    fn at_least(self, other: Ladder) -> Ladder {
-        if other.rank() > self.rank() {
-            other
-        } else {
-            self
-        }
-    }
-
-    fn deadline_set(self) -> bool {
-        matches!(
-            self,
-            Ladder::Answering(_) | Ladder::Closing(_) | Ladder::Terminating(_)
-        )
-    }
-
-    fn deadline(self) -> Instant {
-        match self {
-            Ladder::Answering(until) => until.min(Instant::now() + ANSWER_POLL),
-            Ladder::Closing(at) | Ladder::Terminating(at) => at,
-            _ => Instant::now() + Duration::from_secs(86_400),
-        }
-    }
 }
 
 /// The signals the proxy acts on. SIGUSR1 logs the statistics and is handled here.
