@@ -21,6 +21,7 @@ mod pumps;
 mod scan;
 mod stderr;
 
+use std::future::Future;
 use std::io::Write;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::process::ExitStatus;
@@ -291,9 +292,32 @@ fn shell_line(command: &[String]) -> String {
     words.join(" ")
 }
 
-/// Runs `work`, which writes to the client, on a thread of its own and waits for it: as long
-/// as it takes (the client reads slowly, not never: it would have closed its end), unless the
-/// proxy is told to stop, meanwhile or before; then [`DRAIN_WAIT`] at most. Whether it finished.
+/// Waits for `done` as long as it takes (the client reads slowly, not never: it would have
+/// closed its end), calling `look` every [`DRAIN_WAIT`], unless the proxy is told to stop,
+/// meanwhile or before: then [`DRAIN_WAIT`] at most. `None` when `done` did not come.
+async fn patiently<T>(
+    mut done: impl Future<Output = T> + Unpin,
+    signals: &mut Signals,
+    stopping: &mut bool,
+    mut look: impl FnMut(),
+) -> Option<T> {
+    loop {
+        if *stopping {
+            return timeout(DRAIN_WAIT, done).await.ok();
+        }
+        tokio::select! {
+            out = &mut done => return Some(out),
+            _ = tokio::time::sleep(DRAIN_WAIT) => look(),
+            (_, name) = signals.next_stop() => {
+                tracing::info!("{name} while the last lines are delivered: stopping");
+                *stopping = true;
+            }
+        }
+    }
+}
+
+/// Runs `work`, which writes to the client, on a thread of its own and waits for it
+/// [`patiently`]. Whether it finished.
 async fn off_thread_patiently(
     name: &str,
     io: &Arc<Io>,
@@ -301,23 +325,15 @@ async fn off_thread_patiently(
     signals: &mut Signals,
     stopping: &mut bool,
 ) -> bool {
-    let (done, mut finished) = oneshot::channel();
+    let (done, finished) = oneshot::channel();
     off_thread(name, Arc::downgrade(io), move |io| {
         work(io);
         let _ = done.send(());
     });
-    loop {
-        if *stopping {
-            return matches!(timeout(DRAIN_WAIT, &mut finished).await, Ok(Ok(())));
-        }
-        tokio::select! {
-            result = &mut finished => return result.is_ok(),
-            (_, name) = signals.next_stop() => {
-                tracing::info!("{name} while the last answers are written: stopping");
-                *stopping = true;
-            }
-        }
-    }
+    matches!(
+        patiently(finished, signals, stopping, || {}).await,
+        Some(Ok(()))
+    )
 }
 
 /// The upstream pump of one upstream, seen from the supervisor.
@@ -366,28 +382,24 @@ impl Reader {
 /// what that writes is nobody's. Once the proxy is told to stop, the pump gets [`DRAIN_WAIT`]
 /// more. True when the pump reached the pipe's end.
 async fn drain(io: &Io, reader: &mut Reader, signals: &mut Signals, stopping: &mut bool) -> bool {
+    if reader.done {
+        return true;
+    }
+    let retire = reader.retire.clone();
+    let read_at_exit = retire.read();
     let mut held = false;
-    let read_at_exit = reader.retire.read();
-    while !reader.done {
-        if *stopping {
-            let _ = timeout(DRAIN_WAIT, reader.ended()).await;
-            reader.retire.retire();
-            return false;
+    let look = || {
+        let more_than_left = retire.read() - read_at_exit > retire.capacity;
+        if retire.waiting() || io.inspector.waiting() == 0 || more_than_left {
+            held = true;
+            retire.retire();
         }
-        tokio::select! {
-            _ = reader.ended() => {}
-            _ = tokio::time::sleep(DRAIN_WAIT) => {
-                let more_than_left = reader.retire.read() - read_at_exit > reader.retire.capacity;
-                if reader.retire.waiting() || io.inspector.waiting() == 0 || more_than_left {
-                    held = true;
-                    reader.retire.retire();
-                }
-            }
-            (_, name) = signals.next_stop() => {
-                tracing::info!("{name} while the upstream's last lines are delivered: stopping");
-                *stopping = true;
-            }
-        }
+    };
+    let ended = patiently(Box::pin(reader.ended()), signals, stopping, look).await;
+    if ended.is_none() {
+        // Told to stop: what is left in the pipe is not waited for.
+        reader.retire.retire();
+        return false;
     }
     !held
 }

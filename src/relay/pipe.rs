@@ -32,9 +32,14 @@ fn set_nonblocking(fd: RawFd) {
     }
 }
 
-/// Waits until one of `fds` is ready for `events`, or `timeout_ms` passed (-1: no limit). An
-/// error (EINTR) only means the caller looks again sooner.
-fn wait_for<const N: usize>(fds: [RawFd; N], events: libc::c_short, timeout_ms: libc::c_int) {
+/// Waits until one of `fds` is ready for `events`, or `timeout_ms` passed (-1: no limit, 0:
+/// only look); what each is ready for. An error (EINTR) only means the caller looks again
+/// sooner.
+fn wait_for<const N: usize>(
+    fds: [RawFd; N],
+    events: libc::c_short,
+    timeout_ms: libc::c_int,
+) -> [libc::c_short; N] {
     let mut ready = fds.map(|fd| libc::pollfd {
         fd,
         events,
@@ -42,19 +47,14 @@ fn wait_for<const N: usize>(fds: [RawFd; N], events: libc::c_short, timeout_ms: 
     });
     // SAFETY: `ready` holds N pollfds, valid for the call.
     unsafe { libc::poll(ready.as_mut_ptr(), N as libc::nfds_t, timeout_ms) };
+    ready.map(|r| r.revents)
 }
 
 /// Whether whoever reads what we write to `fd` is gone (a pipe's reader closed it): nothing
 /// written there will be read.
 pub(super) fn reader_gone(fd: RawFd) -> bool {
-    let mut ready = [libc::pollfd {
-        fd,
-        events: 0,
-        revents: 0,
-    }];
-    // SAFETY: one pollfd, valid for the call; a zero timeout only looks.
-    unsafe { libc::poll(ready.as_mut_ptr(), 1, 0) };
-    ready[0].revents & (libc::POLLERR | libc::POLLHUP) != 0
+    let [ready] = wait_for([fd], 0, 0);
+    ready & (libc::POLLERR | libc::POLLHUP) != 0
 }
 
 impl UpstreamPipe {
@@ -120,13 +120,15 @@ pub(super) struct UpstreamOut {
     woken: PipeReader,
 }
 
+/// [`Retire::read_at_retire`] of a pipe not retired.
+const NOT_RETIRED: u64 = u64::MAX;
+
 /// Lets the supervisor see whether the upstream pump waits on an empty pipe, and let it go.
 pub(super) struct Retire {
-    retired: AtomicBool,
     waiting: AtomicBool,
     /// Bytes read from the pipe so far.
     read: AtomicU64,
-    /// Bytes read from the pipe when it was retired.
+    /// Bytes read from the pipe when it was retired; [`NOT_RETIRED`] until then.
     read_at_retire: AtomicU64,
     /// How much the pipe holds: the most an upstream that exited can have left in it.
     pub(super) capacity: u64,
@@ -148,13 +150,19 @@ impl Retire {
     /// once), and so does one past as much more as the pipe holds.
     pub(super) fn retire(&self) {
         self.read_at_retire.store(self.read(), Ordering::SeqCst);
-        self.retired.store(true, Ordering::SeqCst);
         // Never read: the wake pipe stays readable, and a full one is readable too.
         let _ = (&self.wake).write(&[1]);
     }
 
-    pub(super) fn retired(&self) -> bool {
-        self.retired.load(Ordering::SeqCst)
+    fn retired(&self) -> bool {
+        self.read_at_retire.load(Ordering::SeqCst) != NOT_RETIRED
+    }
+
+    /// Retired, and as much more read since as the pipe holds: what comes now is not the
+    /// upstream's.
+    fn past_what_was_left(&self) -> bool {
+        let at = self.read_at_retire.load(Ordering::SeqCst);
+        at != NOT_RETIRED && self.read() - at > self.capacity
     }
 }
 
@@ -167,10 +175,9 @@ impl UpstreamOut {
         Ok(UpstreamOut {
             file: stdout.into(),
             retire: Arc::new(Retire {
-                retired: AtomicBool::new(false),
                 waiting: AtomicBool::new(false),
                 read: AtomicU64::new(0),
-                read_at_retire: AtomicU64::new(0),
+                read_at_retire: AtomicU64::new(NOT_RETIRED),
                 capacity,
                 wake,
             }),
@@ -194,10 +201,7 @@ impl UpstreamOut {
 
 impl Read for UpstreamOut {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let retire = &self.retire;
-        if retire.retired()
-            && retire.read() - retire.read_at_retire.load(Ordering::SeqCst) > retire.capacity
-        {
+        if self.retire.past_what_was_left() {
             return Ok(0);
         }
         loop {
@@ -228,7 +232,9 @@ fn patiently<T>(
 ) -> std::io::Result<T> {
     loop {
         match io() {
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => wait_for([fd], events, -1),
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                wait_for([fd], events, -1);
+            }
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
             done => return done,
         }

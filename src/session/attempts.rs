@@ -68,12 +68,7 @@ impl Session {
     /// Gives up waiting for a call (its time is up): forgets it, remembers to drop its late
     /// answer, and returns it to be answered.
     pub fn expire(&mut self, seq: u64) -> Option<AnsweredCall> {
-        let key = self.calls.remove(&seq)?;
-        let pending = self.pending.remove(&key)?;
-        let PendingKind::ToolCall(call) = pending.kind else {
-            return None;
-        };
-        self.untrack(&call);
+        let (key, answered) = self.take_call(seq)?;
         if !is_proxy_id(&key) {
             self.expired.insert(key.clone());
             self.expired_order.push_back(key);
@@ -83,7 +78,7 @@ impl Session {
                 }
             }
         }
-        Some(self.answered(pending.id, pending.upstream_id, call, pending.attempt))
+        Some(answered)
     }
 
     /// Gives the call `seq` a deadline.
@@ -122,12 +117,18 @@ impl Session {
 
     /// Forgets a call the proxy answers itself before it reaches the upstream.
     pub fn withdraw(&mut self, seq: u64) -> Option<AnsweredCall> {
+        self.take_call(seq).map(|(_, answered)| answered)
+    }
+
+    /// Forgets the tool call `seq`: the key its attempt waited under, and the call.
+    fn take_call(&mut self, seq: u64) -> Option<(IdKey, AnsweredCall)> {
         let key = self.calls.remove(&seq)?;
         let pending = self.pending.remove(&key)?;
         let PendingKind::ToolCall(call) = pending.kind else {
             return None;
         };
         self.untrack(&call);
-        Some(self.answered(pending.id, pending.upstream_id, call, pending.attempt))
+        let answered = self.answered(pending.id, pending.upstream_id, call, pending.attempt);
+        Some((key, answered))
     }
 }
