@@ -30,6 +30,34 @@ const BUFFER: usize = 64 << 10;
 /// line is always taken, whatever its size).
 const HOLD_LIMIT: usize = 4 << 20;
 
+/// How long the lines a pump has written may wait for the inspection of those read with them.
+const FLUSH_WITHIN: Duration = Duration::from_micros(5);
+
+/// When a pump sends what it has written: before a read that may wait (no further line is read
+/// already), or once the first line written since the last send has waited [`FLUSH_WITHIN`].
+/// Without the second, a burst of 32 calls would reach the upstream only after all 32 were
+/// inspected, and their answers the client only after all 32 answers were; with it, the other
+/// side starts on the first lines while the pump inspects the rest. Measured with 32 calls in
+/// flight: 0.65-0.72x the byte relay's calls per second without it, 0.76-0.92x with it.
+#[derive(Default)]
+struct Flush {
+    /// When the first line of those not sent yet was written; a single line needs no clock.
+    oldest: Option<Instant>,
+}
+
+impl Flush {
+    /// Whether to send now, a line having just been written; `more` if the next line is read.
+    fn due(&mut self, more: bool) -> bool {
+        let due = !more || self.oldest.is_some_and(|t| t.elapsed() >= FLUSH_WITHIN);
+        if due {
+            self.oldest = None;
+        } else {
+            self.oldest.get_or_insert_with(Instant::now);
+        }
+        due
+    }
+}
+
 /// What the pumps, timers, the deadline watcher and the supervisor share.
 pub(super) struct Io {
     pub inspector: Arc<Inspector>,
@@ -393,6 +421,7 @@ pub(super) fn client_pump(io: Arc<Io>) {
 }
 
 fn pump_client(io: &Arc<Io>, mut stdin: LineReader<ClientPipe>) {
+    let mut batch = Flush::default();
     loop {
         match stdin.read_line(io.max_line) {
             Ok(Read::Line(line)) => {
@@ -408,8 +437,7 @@ fn pump_client(io: &Arc<Io>, mut stdin: LineReader<ClientPipe>) {
                 for line in effects.to_upstream {
                     upstream.write(line);
                 }
-                // Before a read that may wait, what was written goes out.
-                if !stdin.has_line() {
+                if batch.due(stdin.has_line()) {
                     upstream.flush();
                 }
                 drop(io.upstream.wait_for_room(upstream));
@@ -494,6 +522,7 @@ pub(super) fn upstream_pump(io: Arc<Io>, stdout: UpstreamOut, ended: oneshot::Se
 
 fn pump_upstream(io: &Arc<Io>, stdout: UpstreamOut) -> PumpEnd {
     let mut reader = LineReader::new(stdout);
+    let mut batch = Flush::default();
     loop {
         let read = reader.read_line_or_let_go(io.stream_over, io.max_line, |head| {
             io.inspector.may_stream(head)
@@ -517,7 +546,7 @@ fn pump_upstream(io: &Arc<Io>, stdout: UpstreamOut) -> PumpEnd {
             }
         };
         io.schedule(effects.retries, effects.deadline);
-        let flush = !reader.has_line();
+        let flush = batch.due(reader.has_line());
         if io.client.send(&effects.to_client, flush).is_err() {
             return PumpEnd::ClientGone;
         }
@@ -573,4 +602,29 @@ fn stream_to_client(
     let effects = io.inspector.streamed_line(&scanner, why);
     drop(out);
     Ok(effects)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_line_with_none_read_after_it_goes_out_at_once() {
+        let mut batch = Flush::default();
+        assert!(batch.due(false));
+        assert!(batch.oldest.is_none(), "a single line reads no clock");
+    }
+
+    #[test]
+    fn lines_read_together_go_out_together_until_the_first_has_waited_long_enough() {
+        let mut batch = Flush::default();
+        assert!(!batch.due(true), "the next line is here: inspect it first");
+        std::thread::sleep(FLUSH_WITHIN * 100);
+        assert!(batch.due(true), "the first line has waited its time");
+        assert!(!batch.due(true), "a new batch starts after a send");
+        assert!(
+            batch.due(false),
+            "the last line read goes out with the rest"
+        );
+    }
 }
