@@ -23,6 +23,7 @@ mod attempts;
 mod params;
 mod progress;
 
+pub use attempts::Expired;
 use params::{
     parse, CallParams, Cancelled, CursorField, ProgressToken, ToolsListResult, VersionField,
 };

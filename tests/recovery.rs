@@ -210,6 +210,27 @@ fn a_cancelled_call_is_not_retried_and_the_retry_is_cancelled_upstream() {
 }
 
 #[test]
+fn a_time_limit_that_ends_a_retry_in_its_backoff_cancels_nothing_upstream() {
+    let (mut p, _dir) = proxy(
+        "[timeouts]\ndefault_seconds = 0.3\n[retry]\nbase_delay_ms = 400\nmax_delay_ms = 400\n",
+    );
+    // The first attempt fails at once; its retry waits out a backoff longer than the limit.
+    let answer = p.call(
+        json!(8),
+        "flaky",
+        json!({"key": "t", "fails": 99, "text": "503 Service Unavailable, Retry-After: 1"}),
+    );
+    assert_eq!(canonical(&answer)["errorCode"], "TIMEOUT", "{answer}");
+    std::thread::sleep(Duration::from_millis(1500));
+    assert_eq!(count(&mut p, "t"), 1, "the retry is never sent");
+    let recorded = String::from_utf8(p.recorded()).unwrap();
+    assert!(
+        !recorded.contains("notifications/cancelled"),
+        "a cancel for a request the server never saw: {recorded}"
+    );
+}
+
+#[test]
 fn a_slow_call_times_out_is_cancelled_upstream_and_its_late_answer_dropped() {
     let (mut p, _dir) = proxy("[timeouts]\ndefault_seconds = 0.3\n");
     let started = Instant::now();

@@ -379,3 +379,41 @@ fn a_request_answered_while_the_server_restarts_never_reaches_the_new_one() {
     p.wait();
     assert!(p.drain().is_empty(), "answered again");
 }
+
+#[test]
+fn a_server_writing_to_a_slow_client_is_not_hurried_by_close_wait() {
+    // The client sent its call and closed stdin; the server answers, then writes 1.3 MB of
+    // notifications and exits. The client reads them, slowly: meanwhile the server is blocked
+    // on the proxy, which waits for the client, so `close_wait_ms` must not count, or the
+    // server is stopped with half of them unwritten (run directly, the client gets them all).
+    let server = r#"import json, sys
+m = json.loads(sys.stdin.buffer.readline())
+print(json.dumps({"jsonrpc": "2.0", "id": m["id"], "result": {}}), flush=True)
+for i in range(40):
+    note = {"jsonrpc": "2.0", "method": "notifications/message",
+            "params": {"level": "info", "data": "%02d %s" % (i, "x" * 32000)}}
+    print(json.dumps(note), flush=True)
+"#;
+    let (_dir, config) = config("[shutdown]\nclose_wait_ms = 200\n");
+    let upstream = ["python3".to_owned(), "-c".to_owned(), server.to_owned()];
+    let mut p = Running::start(Options {
+        proxy_args: &["--config", &config],
+        upstream: Some(&upstream),
+        read_pause: Duration::from_millis(25),
+        ..Options::default()
+    });
+    p.send(&call(1, "any", json!({})));
+    p.close_stdin();
+    let status = p.wait();
+    assert!(status.success(), "{status:?}");
+    let lines = p.drain();
+    assert_each_answered_once(&lines, &[json!(1)]);
+    let notes = lines
+        .iter()
+        .filter(|l| l.starts_with(b"{\"jsonrpc\": \"2.0\", \"method\""))
+        .count();
+    assert_eq!(notes, 40);
+    let stderr = p.stderr();
+    assert!(!stderr.contains("SIGTERM"), "{stderr}");
+    assert_no_panic(&stderr);
+}

@@ -15,7 +15,9 @@ use crate::recovery::{Breakers, Policy};
 use crate::redact::Redactor;
 use crate::reload::SharedRewriter;
 use crate::rewrite::{Answer, Handling, Rewriter};
-use crate::session::{Answered, AnsweredCall, Deadline, ProgressLine, Session, Unanswered};
+use crate::session::{
+    Answered, AnsweredCall, Deadline, Expired, ProgressLine, Session, Unanswered,
+};
 use crate::taxonomy::Category;
 use crate::unmatched::UnmatchedLog;
 use crate::wire::{self, IdKey, Line, Message};
@@ -521,15 +523,17 @@ impl Inspector {
     pub fn expire_due(&self, now: Instant) -> Effects {
         let mut effects = Effects::default();
         let due = self.session().expire_due(now);
-        for call in due {
+        for Expired { call, sent } in due {
             let limit = call.call.deadline.map_or(Duration::ZERO, |d| d.limit);
             bump(&self.stats.timed_out);
             self.stats.failure(Category::Transient);
             self.record_outcome(&call.call.name, true);
             tracing::warn!(tool = %call.call.name, "no answer in time: cancelled");
-            effects
-                .to_upstream
-                .push(cancel_line(call.upstream_id(), "timeout"));
+            if sent {
+                effects
+                    .to_upstream
+                    .push(cancel_line(call.upstream_id(), "timeout"));
+            }
             let rewritten = self.rewriter.load().timed_out(&call, limit);
             effects
                 .to_client

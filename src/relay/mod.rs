@@ -458,7 +458,7 @@ async fn supervise(
                 } else {
                     tracing::debug!("the upstream closed its stdout");
                 }
-                ladder = ladder.at_least(Ladder::Closing(Instant::now() + settings.close_wait));
+                ladder = ladder.at_least(Ladder::closing(io, settings));
                 // Nothing more can be relayed: close the upstream's stdin too, from another
                 // thread (the client pump may hold it; signals and the ladder must stay served).
                 off_thread("detach", Arc::downgrade(io), move |io| {
@@ -470,15 +470,17 @@ async fn supervise(
                     Ladder::Answering(until) => {
                         let client_gone = pipe::reader_gone(std::io::stdout().as_raw_fd());
                         if io.inspector.waiting() == 0 || Instant::now() >= until || client_gone {
-                            Ladder::Closing(Instant::now() + settings.close_wait)
+                            Ladder::closing(io, settings)
                         } else {
                             Ladder::Answering(until)
                         }
                     }
-                    Ladder::Closing(_) => {
-                        tracing::info!("upstream still running after its stdin closed: SIGTERM");
-                        upstream::signal(child, libc::SIGTERM);
-                        Ladder::Terminating(Instant::now() + settings.term_wait)
+                    Ladder::Closing { at, taken } => {
+                        Ladder::closing_on(at, taken, io, settings).unwrap_or_else(|| {
+                            tracing::info!("upstream still running after its stdin closed: SIGTERM");
+                            upstream::signal(child, libc::SIGTERM);
+                            Ladder::Terminating(Instant::now() + settings.term_wait)
+                        })
                     }
                     _ => {
                         tracing::warn!("upstream still running after SIGTERM: SIGKILL");

@@ -270,6 +270,64 @@ impl Write for ClientPipe {
     }
 }
 
+/// Our stdout: a [`ClientPipe`] that tells the shutdown ladder how the client takes what is
+/// written to it ([`Delivery`]).
+pub(super) struct ClientOut {
+    pipe: ClientPipe,
+    delivery: Arc<Delivery>,
+}
+
+impl ClientOut {
+    pub(super) fn new(fd: OwnedFd, delivery: Arc<Delivery>) -> ClientOut {
+        ClientOut {
+            pipe: ClientPipe::new(fd),
+            delivery,
+        }
+    }
+}
+
+/// The most one write to the client asks for: a blocking write returns only once all of it is
+/// taken, so a slow client's progress shows at least this often.
+const CLIENT_WRITE: usize = 64 << 10;
+
+impl Write for ClientOut {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        let bytes = &bytes[..bytes.len().min(CLIENT_WRITE)];
+        self.delivery.writing.store(true, Ordering::Relaxed);
+        let written = self.pipe.write(bytes);
+        self.delivery.writing.store(false, Ordering::Relaxed);
+        if let Ok(n) = written {
+            self.delivery.taken.fetch_add(n as u64, Ordering::Relaxed);
+        }
+        written
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// How the client takes what the proxy writes to it. An upstream that goes on writing after its
+/// stdin closed, to a client that reads slowly, waits for the proxy, which waits for the client:
+/// the shutdown ladder must not take that upstream for one that will not exit.
+#[derive(Debug, Default)]
+pub(super) struct Delivery {
+    taken: AtomicU64,
+    writing: AtomicBool,
+}
+
+impl Delivery {
+    /// Bytes the client has taken so far.
+    pub(super) fn taken(&self) -> u64 {
+        self.taken.load(Ordering::Relaxed)
+    }
+
+    /// A write to the client is under way (waiting, when the client is slow).
+    pub(super) fn writing(&self) -> bool {
+        self.writing.load(Ordering::Relaxed)
+    }
+}
+
 /// Our stderr, written as `ClientPipe` writes stdout: the log and the server's stderr lines
 /// are not lost to a client that hands it over non-blocking.
 pub struct PatientStderr;

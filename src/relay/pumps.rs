@@ -21,7 +21,7 @@ use tokio::sync::{oneshot, Notify};
 use super::deadlines::Deadlines;
 use super::inspector::{Effects, Inspector, Retry, Streamed};
 use super::lines::{LineReader, Read};
-use super::pipe::{ClientPipe, UpstreamOut, UpstreamPipe};
+use super::pipe::{ClientOut, ClientPipe, Delivery, UpstreamOut, UpstreamPipe};
 use super::scan::{IdScanner, Mentions};
 
 /// Buffer size for each pipe, as a byte relay would use.
@@ -89,10 +89,14 @@ impl Io {
         stream_over: usize,
     ) -> std::io::Result<Io> {
         let stdout = std::io::stdout().as_fd().try_clone_to_owned()?;
-        let stdout = ClientPipe::new(stdout);
+        let delivery = Arc::new(Delivery::default());
+        let stdout = ClientOut::new(stdout, delivery.clone());
         Ok(Io {
             inspector,
-            client: ClientEnd(Mutex::new(BufWriter::with_capacity(BUFFER, stdout))),
+            client: ClientEnd {
+                out: Mutex::new(BufWriter::with_capacity(BUFFER, stdout)),
+                delivery,
+            },
             upstream: UpstreamEnd::default(),
             max_line,
             stream_over,
@@ -243,11 +247,15 @@ struct Cancels {
 }
 
 /// Our stdout, shared by every writer; the lock keeps lines whole.
-pub(super) struct ClientEnd(Mutex<BufWriter<ClientPipe>>);
+pub(super) struct ClientEnd {
+    out: Mutex<BufWriter<ClientOut>>,
+    /// How the client takes it, told without the lock (a write holding it may wait).
+    pub delivery: Arc<Delivery>,
+}
 
 impl ClientEnd {
-    fn lock(&self) -> MutexGuard<'_, BufWriter<ClientPipe>> {
-        lock(&self.0)
+    fn lock(&self) -> MutexGuard<'_, BufWriter<ClientOut>> {
+        lock(&self.out)
     }
 
     /// Writes `lines`, then, if `flush`, everything buffered (a pump leaves lines buffered while
@@ -263,7 +271,7 @@ impl ClientEnd {
 
 /// Writes `lines` to the client, then, if `flush`, everything buffered.
 fn write_lines(
-    out: &mut BufWriter<ClientPipe>,
+    out: &mut BufWriter<ClientOut>,
     lines: &[Vec<u8>],
     flush: bool,
 ) -> std::io::Result<()> {

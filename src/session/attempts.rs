@@ -12,6 +12,15 @@ use super::{
 };
 use crate::wire::IdKey;
 
+/// A call whose time is up.
+#[derive(Debug)]
+pub struct Expired {
+    pub call: AnsweredCall,
+    /// The upstream was sent the attempt that timed out, and gets a cancel for it; not so a retry
+    /// still in its backoff.
+    pub sent: bool,
+}
+
 impl Session {
     /// Registers the next attempt of a failed call under a fresh proxy id; returns the request
     /// line to send when its backoff is over. `failure` is the answer the client gets if the
@@ -67,8 +76,8 @@ impl Session {
 
     /// Gives up waiting for a call (its time is up): forgets it, remembers to drop its late
     /// answer, and returns it to be answered.
-    pub fn expire(&mut self, seq: u64) -> Option<AnsweredCall> {
-        let (key, answered) = self.take_call(seq)?;
+    pub fn expire(&mut self, seq: u64) -> Option<Expired> {
+        let (key, answered, sent) = self.take_call(seq)?;
         if !is_proxy_id(&key) {
             self.expired.insert(key.clone());
             self.expired_order.push_back(key);
@@ -78,7 +87,10 @@ impl Session {
                 }
             }
         }
-        Some(answered)
+        Some(Expired {
+            call: answered,
+            sent,
+        })
     }
 
     /// Gives the call `seq` a deadline.
@@ -105,7 +117,7 @@ impl Session {
     }
 
     /// Gives up on every call whose deadline is `now` or past ([`Session::expire`]).
-    pub fn expire_due(&mut self, now: Instant) -> Vec<AnsweredCall> {
+    pub fn expire_due(&mut self, now: Instant) -> Vec<Expired> {
         let due: Vec<u64> = self
             .deadlines
             .iter()
@@ -117,18 +129,20 @@ impl Session {
 
     /// Forgets a call the proxy answers itself before it reaches the upstream.
     pub fn withdraw(&mut self, seq: u64) -> Option<AnsweredCall> {
-        self.take_call(seq).map(|(_, answered)| answered)
+        self.take_call(seq).map(|(_, answered, _)| answered)
     }
 
-    /// Forgets the tool call `seq`: the key its attempt waited under, and the call.
-    fn take_call(&mut self, seq: u64) -> Option<(IdKey, AnsweredCall)> {
+    /// Forgets the tool call `seq`: the key its attempt waited under, the call, and whether the
+    /// upstream was sent that attempt (not a retry still in its backoff).
+    fn take_call(&mut self, seq: u64) -> Option<(IdKey, AnsweredCall, bool)> {
         let key = self.calls.remove(&seq)?;
         let pending = self.pending.remove(&key)?;
         let PendingKind::ToolCall(call) = pending.kind else {
             return None;
         };
         self.untrack(&call);
+        let sent = pending.unsent_retry.is_none();
         let answered = self.answered(pending.id, pending.upstream_id, call, pending.attempt);
-        Some((key, answered))
+        Some((key, answered, sent))
     }
 }

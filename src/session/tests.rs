@@ -246,7 +246,8 @@ fn expired_calls_drop_their_late_answers() {
         .unwrap()
         .seq;
     let expired = s.expire(seq).unwrap();
-    assert_eq!(expired.id.get(), "9");
+    assert_eq!(expired.call.id.get(), "9");
+    assert!(expired.sent);
     assert!(s.expire(seq).is_none());
     assert!(matches!(s.upstream_answer(&raw("9"), None), Answered::Drop));
     assert!(
@@ -289,9 +290,13 @@ fn a_deadline_holds_across_retries_and_goes_with_the_answer() {
     assert!(s.expire_due(t0 + Duration::from_secs(29)).is_empty());
     let due = s.expire_due(t0 + Duration::from_secs(30));
     assert_eq!(due.len(), 1);
-    assert_eq!(due[0].id.get(), "1");
-    assert_eq!(due[0].call.deadline, Some(deadline(30)));
-    assert_eq!(due[0].attempt, 2);
+    assert_eq!(due[0].call.id.get(), "1");
+    assert_eq!(due[0].call.call.deadline, Some(deadline(30)));
+    assert_eq!(due[0].call.attempt, 2);
+    assert!(
+        !due[0].sent,
+        "the retry is still in its backoff: the upstream never saw it"
+    );
     assert_eq!(s.next_deadline(), None);
     assert_eq!(s.pending_len(), 1, "the ping still waits");
 }

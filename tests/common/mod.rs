@@ -50,6 +50,8 @@ pub struct Options<'a> {
     pub direct: bool,
     /// Read nothing of stdout for this long after the start (a client slow to read).
     pub read_after: Duration,
+    /// Pause this long after each line read (a client that reads, slowly).
+    pub read_pause: Duration,
     /// The server command behind the proxy, instead of the fixture alone (a wrapper around it).
     pub upstream: Option<&'a [String]>,
     /// Close the proxy's stderr at once (a client that does not keep it): writes to it fail.
@@ -91,10 +93,11 @@ impl Running {
         let stdin = child.stdin.take();
         let mut out = BufReader::new(child.stdout.take().unwrap());
         let (tx, rx) = mpsc::channel();
-        let read_after = options.read_after;
+        let (read_after, read_pause) = (options.read_after, options.read_pause);
         std::thread::spawn(move || {
             std::thread::sleep(read_after);
             loop {
+                std::thread::sleep(read_pause);
                 let mut line = Vec::new();
                 match out.read_until(b'\n', &mut line) {
                     Ok(0) | Err(_) => return,
