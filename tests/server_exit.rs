@@ -27,6 +27,14 @@ fn python_server(source: &str, read_after: Duration) -> Running {
     })
 }
 
+/// How many of `lines` are notifications, as the Python servers here print them.
+fn notifications(lines: &[Vec<u8>]) -> usize {
+    lines
+        .iter()
+        .filter(|l| l.starts_with(b"{\"jsonrpc\": \"2.0\", \"method\""))
+        .count()
+}
+
 const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
 
 #[test]
@@ -92,10 +100,7 @@ for line in sys.stdin.buffer:
     assert!(status.success(), "{status:?}");
     let lines = p.drain();
     assert_each_answered_once(&lines, &[json!(1)]);
-    let notes = lines
-        .iter()
-        .filter(|l| l.starts_with(b"{\"jsonrpc\": \"2.0\", \"method\""))
-        .count();
+    let notes = notifications(&lines);
     assert_eq!(notes, 22);
 }
 
@@ -408,10 +413,7 @@ for i in range(40):
     assert!(status.success(), "{status:?}");
     let lines = p.drain();
     assert_each_answered_once(&lines, &[json!(1)]);
-    let notes = lines
-        .iter()
-        .filter(|l| l.starts_with(b"{\"jsonrpc\": \"2.0\", \"method\""))
-        .count();
+    let notes = notifications(&lines);
     assert_eq!(notes, 40);
     let stderr = p.stderr();
     assert!(!stderr.contains("SIGTERM"), "{stderr}");
