@@ -262,6 +262,43 @@ impl Redactor {
         found
     }
 
+    /// The secrets a JSON value shows: what the patterns find in its strings, and the strings a
+    /// secret's key holds (`{"password": "x"}`). Found in a call's arguments, they are masked
+    /// wherever the proxy quotes them (the same password as another argument's value).
+    pub fn secrets_in_value(&self, value: &Value) -> Vec<String> {
+        let mut found = Vec::new();
+        self.collect_secrets(value, &mut found);
+        found
+    }
+
+    fn collect_secrets(&self, value: &Value, found: &mut Vec<String>) {
+        match value {
+            Value::String(s) if self.finds_any(s) => found.extend(self.secrets_in(s)),
+            Value::Array(items) => items.iter().for_each(|v| self.collect_secrets(v, found)),
+            Value::Object(map) => {
+                for (key, v) in map {
+                    match v.as_str() {
+                        Some(s) if key_secrecy(key) == Secrecy::Strong => {
+                            if s.len() >= MIN_QUOTED_SECRET && !is_plain_value(s) {
+                                found.push(s.to_owned());
+                            }
+                        }
+                        _ => self.collect_secrets(v, found),
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// [`Redactor::value`], `known` secrets masked in every string too.
+    pub fn value_knowing(&self, value: &mut Value, known: &[String]) {
+        if !known.is_empty() && self.active() {
+            mask_known(value, known);
+        }
+        self.value(value);
+    }
+
     /// `text` with every secret masked, `known` ones included wherever they are.
     pub fn text_knowing<'a>(&self, text: &'a str, known: &[String]) -> Cow<'a, str> {
         let mut out = Cow::Borrowed(text);
@@ -295,6 +332,13 @@ impl Redactor {
                     let header = name.contains('-') || name.starts_with(char::is_uppercase);
                     if header && key_secrecy(name) == Secrecy::Strong {
                         *value = Value::String(MASK.to_owned());
+                    }
+                }
+                // A command line as a list (`["--password", "x"]`): a secret's flag, its value.
+                for at in 1..items.len() {
+                    let flag = items[at - 1].as_str().is_some_and(is_secret_flag);
+                    if flag && items[at].is_string() {
+                        items[at] = Value::String(MASK.to_owned());
                     }
                 }
                 items.iter_mut().for_each(|v| self.value(v));
@@ -348,6 +392,33 @@ impl Redactor {
         Mask {
             spare_plain: i < self.shipped,
         }
+    }
+}
+
+/// A command-line flag that takes a secret: `--password`, `-api-key`, `--db-token`.
+fn is_secret_flag(word: &str) -> bool {
+    let Some(name) = word.strip_prefix('-') else {
+        return false;
+    };
+    let name = name.strip_prefix('-').unwrap_or(name).to_ascii_lowercase();
+    ["password", "passwd", "token", "secret", "apikey", "api-key"]
+        .iter()
+        .any(|s| name.ends_with(s))
+}
+
+/// Every string of `value` with the `known` secrets in it masked.
+fn mask_known(value: &mut Value, known: &[String]) {
+    match value {
+        Value::String(s) => {
+            for secret in known {
+                if s.contains(secret.as_str()) {
+                    *s = s.replace(secret.as_str(), MASK);
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(|v| mask_known(v, known)),
+        Value::Object(map) => map.values_mut().for_each(|v| mask_known(v, known)),
+        _ => {}
     }
 }
 
@@ -594,7 +665,10 @@ impl Mask {
             .trim_end_matches(|c: char| !c.is_ascii_alphanumeric())
             .strip_suffix(secret.as_str())
             .is_some_and(|rest| !rest.ends_with(|c: char| c.is_ascii_alphanumeric() || c == '_'));
+        // A placeholder or a word is one line; a secret over several (a private key, cut off
+        // with `...` after it) is never spared.
         let spared = self.spare_plain
+            && !secret.as_str().contains('\n')
             && (arn_part
                 || unshaped
                 || its_own_key

@@ -423,11 +423,17 @@ impl Rewriter {
         // What the upstream's text shows as secret stays masked in whatever quotes it. Most
         // texts show none: then one scan says so, and the text stays as it is.
         let shows_secrets = r.finds_any(&error.original_error.text);
-        let known = if shows_secrets {
+        let mut known = if shows_secrets {
             r.secrets_in(&error.original_error.text)
         } else {
             Vec::new()
         };
+        // And what the call's arguments show: a password one argument names may be another's
+        // whole value, and the upstream's text may repeat either.
+        if let Some(query) = &error.attempted_query {
+            known.extend(r.secrets_in_value(&query.arguments));
+        }
+        let shows_secrets = shows_secrets || !known.is_empty();
         let text = |s: &mut String| {
             if let std::borrow::Cow::Owned(masked) = r.text_knowing(s, &known) {
                 *s = masked;
@@ -445,12 +451,15 @@ impl Rewriter {
             .original_error
             .rpc_data
             .iter_mut()
-            .for_each(|v| r.value(v));
-        error.partial_results.iter_mut().for_each(|v| r.value(v));
+            .for_each(|v| r.value_knowing(v, &known));
+        error
+            .partial_results
+            .iter_mut()
+            .for_each(|v| r.value_knowing(v, &known));
         match r.attempted_query {
             QueryDetail::Full => {
                 if let Some(query) = &mut error.attempted_query {
-                    shorten(&mut query.arguments, r);
+                    shorten(&mut query.arguments, r, &known);
                 }
             }
             QueryDetail::Tool => {
@@ -496,7 +505,7 @@ const QUERY_BYTES: usize = 8 << 10;
 /// are replaced by a note of their size. A long string is masked before it is cut, from a head
 /// long enough to hold any secret that begins before the cut: a token cut in half is no
 /// longer one the patterns know.
-fn shorten(arguments: &mut Value, redactor: &Redactor) {
+fn shorten(arguments: &mut Value, redactor: &Redactor, known: &[String]) {
     fn head(s: &str, bytes: usize) -> &str {
         &s[..floor_char_boundary(s, bytes.min(s.len()))]
     }
@@ -516,7 +525,7 @@ fn shorten(arguments: &mut Value, redactor: &Redactor) {
         }
     }
     strings(arguments, redactor);
-    redactor.value(arguments);
+    redactor.value_knowing(arguments, known);
     let size = serde_json::to_vec(arguments).map_or(0, |json| json.len());
     if size > QUERY_BYTES {
         *arguments = Value::String(format!("[{size} bytes of arguments, not repeated]"));

@@ -10,7 +10,7 @@
 /// their own: `DB_PASS`, not `bypass`.
 macro_rules! secret_key {
     () => {
-        r#"(?i)(?:^|[^/.A-Za-z0-9_])(?:[a-z0-9_-]+\.)*(?:[a-z0-9_-]*?(?:api[ _-]?key|apikey|(?:access|account|private|secret|signing|encryption|master|subscription|auth|client|app|functions|shared|hmac|license|admin|write|deploy|fernet|jwt|application|ssh|clickhouse)[ _-]?key(?:[_-]?data)?|access[_-]?token|refresh[_-]?token|auth[_-]?token|token|secret|client[_-]?secret|secret[_-]?key[_-]?base|secret[_-]?string|password|passwd|pwd|pass[_-]?phrase|storepass|keypass|requirepass|masterauth|sessid|session[_-]?(?:id|token|key)|signature)|(?:[a-z0-9_-]*[_-])?(?:pass|pw|auth|credentials?|psk|passcode|otp)|(?-i:(?:[A-Z0-9]+_)*(?:APP|HMAC|STRIPE|JWT|CRYPT|CIPHER|LICENSE|SENDGRID|MAILGUN|TWILIO|ADMIN|WRITE|FERNET|DEPLOY|ENC)_KEY))\\?["'`]?\]?\s*"#
+        r#"(?i)(?:^|[^/.A-Za-z0-9_])(?:[a-z0-9_-]+\.)*(?:[a-z0-9_-]*?(?:api[ _-]?key|apikey|(?:access|account|private|secret|signing|encryption|master|subscription|auth|client|app|functions|shared|hmac|license|admin|write|deploy|fernet|jwt|application|ssh|clickhouse)[ _-]?key(?:[_-]?data)?|jfrog[_-]art[_-]api|access[_-]?token|refresh[_-]?token|auth[_-]?token|token|secret|client[_-]?secret|secret[_-]?key[_-]?base|secret[_-]?string|password|passwd|pwd|pass[_-]?phrase|storepass|keypass|requirepass|masterauth|sessid|session[_-]?(?:id|token|key)|signature)|(?:[a-z0-9_-]*[_-])?(?:pass|pw|auth|credentials?|psk|passcode|otp)|(?-i:(?:[A-Z0-9]+_)*(?:APP|HMAC|STRIPE|JWT|CRYPT|CIPHER|LICENSE|SENDGRID|MAILGUN|TWILIO|ADMIN|WRITE|FERNET|DEPLOY|ENC)_KEY))\\?["'`]?\]?\s*"#
     };
 }
 
@@ -30,6 +30,12 @@ pub const DEFAULT_PATTERNS: &[(&str, &str)] = &[
         "private-key",
         // To its END line, or to the end of the text when it was cut off.
         r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----(?s:.*?)(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|\z)",
+    ),
+    (
+        "jwt",
+        // Before the patterns that find a token after its key: they stop at a `.`, and would
+        // mask only a JWT's header, which anyone can rebuild.
+        r"(?-u:\b)eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}",
     ),
     (
         "bearer",
@@ -72,10 +78,12 @@ pub const DEFAULT_PATTERNS: &[(&str, &str)] = &[
         // letters, a sign, a long run, base64 with slashes, a digit after a leading `!`, `_` or
         // `.`, `user:secret`) and is not itself the next link of a Go-style `context: cause`
         // chain (`token: x509: ...`, `token: 401: ...`): `token: expired`,
-        // `token: invalid_grant`, `password: too-short` are words to keep.
+        // `token: invalid_grant`, `password: too-short` are words to keep. A value runs on past
+        // a `,`, `;`, `)` or `\` with more of it after (`d5h;1bi;zO4`), not past one a space
+        // follows.
         concat!(
             secret_key!(),
-            r#":\s+(?P<secret>[a-z]*[^a-z0-9=\s"'`&,;}).:!?_/(<\[\\|>-][^\s"'`&,;}):\\]*|[a-z]+[0-9][^\s"'`&,;}):\\]*|[0-9]+[^0-9\s"'`&,;}):\\/][^\s"'`&,;}):\\]*|[0-9]{6,}|[a-z]{16,}|[a-z0-9+/=]{30,}|[a-z]+(?:[_-][a-z]+)*[_-][0-9]{3,}[^\s"'`&,;}):\\]*|[!_.][^\s"'`&,;}):\\]*[0-9][^\s"'`&,;}):\\]*|[^\s"'`&,;}):\\]+:[^\s"'`&,;}):\\/][^\s"'`&,;})\\]*)(?:$|[\s"'`&,;})]|\\[rnt])"#,
+            r#":\s+(?P<secret>(?:[a-z]*[^a-z0-9=\s"'`&,;}).:!?_/(<\[\\|>-][^\s"'`&,;}):\\]*|[a-z]+[0-9][^\s"'`&,;}):\\]*|[0-9]+[^0-9\s"'`&,;}):\\/][^\s"'`&,;}):\\]*|[0-9]{6,}|[a-z]{16,}|[a-z0-9+/=]{30,}|[0-9]*[a-z+][a-z0-9+]*/[a-z0-9+/]*[0-9+][a-z0-9+/]*={0,2}|[^\s"'`&,;}):\\]+(?:[,;)]|\\[^rnt"\\])[^\s"'`&,;}):\\]+|[a-z]+(?:[_-][a-z]+)*[_-][0-9]{3,}[^\s"'`&,;}):\\]*|[!_.][^\s"'`&,;}):\\]*[0-9][^\s"'`&,;}):\\]*|[^\s"'`&,;}):\\]+:[^\s"'`&,;}):\\/][^\s"'`&,;})\\]*)(?:(?:[,;)]|\\[^rnt"\\])[^\s"'`&,;}):\\]+)*)(?:$|[\s"'`&,;})]|\\[rnt])"#,
         ),
     ),
     (
@@ -101,19 +109,20 @@ pub const DEFAULT_PATTERNS: &[(&str, &str)] = &[
         "env-assignment",
         // `DB_PASSWORD=Xk9#mQ2;vL8p` in an environment dump: to the next space or quote, `;`
         // and `,` included (`key-value` stops there, for query strings and code).
-        r#"(?m)(?:^|[\s'"])(?:export\s+)?[A-Z][A-Z0-9_]*(?:PASSWORD|PASSWD|PWD|SECRET|TOKEN|API_?KEY|ACCESS_KEY|PRIVATE_KEY|SECRET_KEY|_PASS|_PW)=(?P<secret>[^\s"'`]+)"#,
+        r#"(?m)(?:^|[\s'"])(?:export\s+)?[A-Z][A-Z0-9_]*(?:PASSWORD|PASSWD|PWD|SECRET|TOKEN|API_?KEY|ACCESS_KEY|PRIVATE_KEY|SECRET_KEY|_PASS|_PW)=(?P<secret>[^\s"'`]+(?:["'`][^\s"'`]+)*)"#,
     ),
     (
         "secret-after-word",
         // `auth token 0123...`, `secret wJalr...`, `ENV DB_PASSWORD x`, `invalid password
         // Short9Pw`: a key word, a space, then a run as long as only a key or token is (no
         // English word is 20 letters; a path starts with `/` or `.`, and a dot ends the run:
-        // `unexpected token github.com/org/pkg` stays; a page token is a cursor): eight
+        // `unexpected token github.com/org/pkg` stays, unless long runs follow it as in a dotted
+        // token, `X7Slg.d73J9IjSEW.mUZ3u`; a page token is a cursor): eight
         // characters or more shaped like a secret (`Secret prod/postgres-credentials`, a
         // Kubernetes name, stays).
         concat!(
             r"(?i)(?-u:\b)(?:(?:page|next|continuation|pagination|paging|resume|sync|cursor)\s+)?(?:[a-z0-9]+[_.])*(?:token|secret|password|passwd|api[ _-]?key|access[ _-]?key|secret[ _-]?key|secret[ _-]?access[ _-]?key)\s+",
-            r"(?P<secret_mixed>[A-Za-z0-9+=_-][A-Za-z0-9/+=_~-]{7,})(?:$|[\s.,;:)\]])",
+            r"(?P<secret_mixed>[A-Za-z0-9+=_-][A-Za-z0-9/+=_~-]{7,}(?:\.[A-Za-z0-9_-]{8,})*)(?:$|[\s.,;:)\]])",
         ),
     ),
     (
@@ -134,19 +143,20 @@ pub const DEFAULT_PATTERNS: &[(&str, &str)] = &[
     (
         "command-line-password",
         // Passwords on the command lines that error texts quote: `mysql -pS3cret` (or
-        // `-p'x'`), `sshpass -p x`, `docker login -p x` (podman, helm, ...), `twine -p x`,
-        // `curl -u user:x`, `http --auth user:x`, `redis-cli -a x`, `sqlcmd -P x`, `bcp -P x`,
-        // `mongosh -p x`, `ldapsearch -w x`, `az login -p x`, `htpasswd -b file user x`,
+        // `-p'x'`, or as Python lists one: `['mysql', '-u', 'root', '-px']`), `sshpass -p x`,
+        // `docker login -p x` (podman, helm, ...), `twine -p x`, `curl -u user:x`,
+        // `http --auth user:x`, `redis-cli -a x`, `sqlcmd -P x`, `bcp -P x`, `mongosh -p x`,
+        // `ldapsearch -w x`, `az login -p x`, `htpasswd -b file user x` (`-b -c` too),
         // `smbclient -U user%x`, `cmdkey /pass:x`, `zip -P x`, `7z -px`, `openssl -k x`,
         // `ssh-keygen -P x -N y`, `nuget -k x`, `lftp -u user,x`, `skopeo --creds user:x`.
         concat!(
-            r#"(?:(?:^|\s)(?:mysql|mysqldump|mysqladmin)\s(?:[^\n|;&]*\s)?-p["']?|(?-u:\b)(?:sshpass|(?:docker|podman|nerdctl|buildah|oras|helm registry) login[^\n]*?|twine\s[^\n]*?|psexec\s[^\n]*?)\s-p\s+["']?"#,
+            r#"(?:(?:^|\s)(?:mysql|mysqldump|mysqladmin)\s(?:[^\n|;&]*\s)?-p["']?|\[\s*["'](?:mysql|mysqldump|mysqladmin)["'],[^\]\n]*?["']-p|(?-u:\b)(?:sshpass|(?:docker|podman|nerdctl|buildah|oras|helm registry) login[^\n]*?|twine\s[^\n]*?|psexec\s[^\n]*?)\s-p\s+["']?"#,
             r#"|(?-u:\b)curl\s[^\n]*?(?:-u|--user)\s*[^\s:]+:|(?-u:\b)redis-cli\s[^\n]*?(?:-a|--pass)\s+|(?-u:\b)(?:sqlcmd|bcp)\s[^\n]*?-P\s+"#,
             r#"|(?-u:\b)https?\s[^\n]*?(?:-a|--auth)\s+[^\s:]+:|(?-u:\b)cmdkey\s[^\n]*?/pass:|(?-u:\b)zip\s[^\n]*?\s-P\s+|(?-u:\b)7z\s[^\n]*?\s-p"#,
             r#"|(?-u:\b)openssl\s[^\n]*?\s-k\s+|(?-u:\b)ssh-keygen\s[^\n]*?\s-[PN]\s+|(?-u:\b)nuget\s[^\n]*?\s-k\s+"#,
             r#"|(?-u:\b)lftp\s[^\n]*?-u\s+[^\s,]+,|(?-u:\b)skopeo\s[^\n]*?--(?:src-|dest-)?creds[ =][^\s:]+:"#,
             r#"|(?-u:\b)mongo(?:sh)?\s[^\n]*?(?:-p|--password)\s+|(?-u:\b)ldap[a-z]+\s[^\n]*?-w\s+"#,
-            r#"|(?-u:\b)az\s+login\s[^\n]*?\s-p\s+|(?-u:\b)htpasswd\s+-b[a-zA-Z]*\s+\S+\s+\S+\s+"#,
+            r#"|(?-u:\b)az\s+login\s[^\n]*?\s-p\s+|(?-u:\b)htpasswd\s+(?:-[a-zA-Z]+\s+)*-[a-zA-Z]*b[a-zA-Z]*\s+(?:-[a-zA-Z]+\s+)*\S+\s+\S+\s+"#,
             r#"|(?-u:\b)smbclient\s[^\n]*?-U\s+["']?[^\s%"']+%)(?P<secret>[^\s"'-][^\s"']*)"#,
         ),
     ),
@@ -223,6 +233,12 @@ pub const DEFAULT_PATTERNS: &[(&str, &str)] = &[
         r#"(?i)(?-u:\b)(?:set-)?cookie["']?\s*[:=]\s*["']?(?P<secret>[^\r\n"']+)"#,
     ),
     (
+        "session-cookie",
+        // A session cookie outside a `Cookie:` header, shaped like a secret: Express's
+        // `connect.sid=s%3A...`, `laravel_session=...`, a bare `session=...`.
+        r#"(?i)(?-u:\b)(?:connect\.sid|[a-z0-9]+_session|session)=(?P<secret_mixed>[^\s;,&"']{16,})"#,
+    ),
+    (
         "authorization-header",
         // Whatever the scheme, which stays readable: a known one with any value, another
         // (`Bot`, `Api-Key`, `SharedKey`) with a value shaped like a token; with none, a value
@@ -234,6 +250,17 @@ pub const DEFAULT_PATTERNS: &[(&str, &str)] = &[
             r#"|[a-z][a-z0-9_.-]*\s+(?P<secret_sq>[^\s"',;\]]*[0-9=+/:][^\s"',;\]]*|[^\s"',;\]]{16,})"#,
             r#"|(?P<secret_bare>[^\s"',;]*[0-9=+/][^\s"',;]*|[^\s"',;]{20,}))"#,
         ),
+    ),
+    (
+        "digest-response",
+        // HTTP Digest's `response="..."`: a hash of the password, open to guessing offline.
+        r#"(?i)(?-u:\b)Digest\s[^\r\n]*?(?-u:\b)response=\\?"(?P<secret>[^"\\\r\n]+)"#,
+    ),
+    (
+        "json-key-field",
+        // A JSON member named just `key` (Google's APIs echo the key they refused): only a long
+        // value shaped like a secret (`"key": "reports/q3.pdf"` stays).
+        r#"\\?"key\\?"\s*:\s*\\?"(?P<secret_mixed>[A-Za-z0-9_-]{20,})\\?""#,
     ),
     (
         "url-credentials",
@@ -307,7 +334,7 @@ pub const DEFAULT_PATTERNS: &[(&str, &str)] = &[
         // Firecrawl, Jina, Pinecone, Heroku, Brevo, Apify, Yandex, HubSpot, GitLab runners,
         // CircleCI, Buildkite, Dynatrace, JFrog, Bitbucket Data Center, Vault batch tokens,
         // Discord bots, Firebase Cloud Messaging, Meta and Square, Resend, 1Password service
-        // accounts, Dropbox, ElevenLabs.
+        // accounts, Dropbox, ElevenLabs, Fly.io.
         concat!(
             r"(?-u:\b)(?:sb_secret_[A-Za-z0-9_-]{20,}|glc_[A-Za-z0-9+/=]{32,}|figd_[A-Za-z0-9_-]{30,}",
             r"|nfp_[A-Za-z0-9]{30,}|LTAI[A-Za-z0-9]{12,20}|AKID[A-Za-z0-9]{28,}|pscale_(?:pw|tkn|oauth)_[A-Za-z0-9_.-]{30,}",
@@ -320,7 +347,8 @@ pub const DEFAULT_PATTERNS: &[(&str, &str)] = &[
             r"|dt0c01\.[A-Za-z0-9]{24}\.[A-Za-z0-9]{40,}|AKCp[A-Za-z0-9]{60,}|BBDC-[A-Za-z0-9+/]{30,}",
             r"|re_[A-Za-z0-9]{8,}_[A-Za-z0-9]{16,}|ops_eyJ[A-Za-z0-9_-]{20,}|sl\.[A-Za-z0-9_-]{60,}",
             r"|[MNO][A-Za-z0-9_-]{23,25}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,38}",
-            r"|AAAA[A-Za-z0-9_-]{7}:APA91b[A-Za-z0-9_-]{30,}|EAA[A-Za-z0-9]{40,})",
+            r"|AAAA[A-Za-z0-9_-]{7}:APA91b[A-Za-z0-9_-]{30,}|EAA[A-Za-z0-9]{40,}",
+            r"|fo1_[A-Za-z0-9_-]{20,}|fm[12][ab]?_[A-Za-z0-9+/=_,-]{20,})",
         ),
     ),
     (
@@ -338,9 +366,5 @@ pub const DEFAULT_PATTERNS: &[(&str, &str)] = &[
         "url-token",
         // A token as the URL's user: `https://TOKEN@host`, Sentry's DSN.
         r"(?i)(?-u:\b)https?://(?P<secret>[A-Za-z0-9_-]{12,})@",
-    ),
-    (
-        "jwt",
-        r"(?-u:\b)eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}",
     ),
 ];

@@ -660,6 +660,92 @@ fn leaves_what_a_third_review_found_masked_needlessly() {
 }
 
 #[test]
+fn masks_the_shapes_a_fifth_review_found() {
+    let wrong = [
+        (
+            "Invalid access token eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U: bad",
+            "Invalid access token [REDACTED]: bad",
+        ),
+        (
+            "auth failed with secret X7SlgV2M2l.d73J9IjSEW.mUZ3uKBm3vyHxa07d8T6",
+            "auth failed with secret [REDACTED]",
+        ),
+        (
+            "error loading TLS key:\n-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA1234567890abcdef\n...",
+            "error loading TLS key:\n[REDACTED]",
+        ),
+        ("invalid config: password: d5h;1bi;zO4Yw5TY18", "invalid config: password: [REDACTED]"),
+        ("invalid config: password: ab,EaYR4HPKl003", "invalid config: password: [REDACTED]"),
+        ("DB_PASSWORD=ab'cdUXYMN3wOQK20 rejected", "DB_PASSWORD=[REDACTED] rejected"),
+        (
+            "environment: passwd: e/mGGI+W4FJCZ4m2E3xNpGLH (must be a mapping)",
+            "environment: passwd: [REDACTED] (must be a mapping)",
+        ),
+        (
+            "expired: connect.sid=s%3AHKz3aB9xQ2.Lm4 laravel_session=Kgk8ox5PqW2rT7yZ1aB3",
+            "expired: connect.sid=[REDACTED] laravel_session=[REDACTED]",
+        ),
+        (
+            "Command '['mysql', '-u', 'root', '-pY1ShB5JQlES2qyl7', '-e', 'SELECT 1']' failed",
+            "Command '['mysql', '-u', 'root', '-p[REDACTED]', '-e', 'SELECT 1']' failed",
+        ),
+        (
+            "htpasswd -b -c /etc/nginx/.htpasswd admin Q9XYNPkN9heejNvU failed",
+            "htpasswd -b -c /etc/nginx/.htpasswd admin [REDACTED] failed",
+        ),
+        (
+            "unauthorized (FLY_API_TOKEN=FlyV1 fo1_EghYsMGUBIxGOQuu1fCoTQXFFBXNo17KChxCO7gskuT)",
+            "unauthorized (FLY_API_TOKEN=[REDACTED] [REDACTED])",
+        ),
+        (
+            "401 - X-JFrog-Art-Api: cmVmdGtuOjAxOjE3mfwHzDZpYEgpheMY7Cf7xpuNTFiYy3r3LAczw1QvFVCD6Bq8",
+            "401 - X-JFrog-Art-Api: [REDACTED]",
+        ),
+        (
+            r#"Authorization: Digest username="admin", response="6629fae49393a05397450978507c4ef1""#,
+            r#"Authorization: Digest username="admin", response="[REDACTED]""#,
+        ),
+        (
+            r#"{"message": "API key not valid", "key": "vt0JL4himwzI5wKxm2UlsmwQHYVShFmC"}"#,
+            r#"{"message": "API key not valid", "key": "[REDACTED]"}"#,
+        ),
+    ]
+    .into_iter()
+    .filter(|(text, want)| r(text) != *want || r(want) != *want)
+    .map(|(text, want)| format!("{text}\n  got  {}\n  want {want}", r(text)))
+    .collect::<Vec<_>>();
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+#[test]
+fn leaves_what_the_fifth_reviews_shapes_could_take_for_secrets() {
+    let wrong = [
+        "unexpected token github.com/org/pkg",
+        "session=default",
+        r#"{"key": "reports/q3.pdf"}"#,
+        "token: 150000/128000",
+        "password: too-short, try again",
+        "Digest authentication failed",
+    ]
+    .into_iter()
+    .filter(|text| r(text) != *text)
+    .map(|text| format!("{text}\n  got  {}", r(text)))
+    .collect::<Vec<_>>();
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+#[test]
+fn a_secret_flags_value_in_a_list_is_masked() {
+    let mut args =
+        serde_json::json!({"args": ["--user", "app", "--password", "Dr5t39By2H1rIQwz", "-v"]});
+    Redactor::defaults().value(&mut args);
+    assert_eq!(
+        args,
+        serde_json::json!({"args": ["--user", "app", "--password", "[REDACTED]", "-v"]})
+    );
+}
+
+#[test]
 fn secret_keys_in_json_agree_with_those_in_text() {
     for key in [
         "pass",

@@ -390,7 +390,7 @@ fn a_secret_a_rule_quotes_in_its_message_is_masked_there_too() {
 fn long_arguments_are_cut_short_in_the_attempted_query() {
     let r = Redactor::defaults();
     let mut args = json!({"path": "/x", "content": "é".repeat(300), "n": [1, "a".repeat(257)]});
-    shorten(&mut args, &r);
+    shorten(&mut args, &r, &[]);
     let content = args["content"].as_str().unwrap();
     assert!(content.starts_with("éé"), "{content}");
     assert!(content.ends_with("é… [600 bytes in all]"), "{content}");
@@ -403,7 +403,7 @@ fn long_arguments_are_cut_short_in_the_attempted_query() {
     // A secret across the cut is masked whole, not cut into a prefix no pattern knows.
     let token = "ghp_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789";
     let mut args = json!({"text": format!("{}{token}{}", "x".repeat(240), "y".repeat(100))});
-    shorten(&mut args, &r);
+    shorten(&mut args, &r, &[]);
     let text = args["text"].as_str().unwrap();
     assert!(!text.contains("ghp_AbCd"), "{text}");
     assert!(text.contains("[REDAC"), "{text}");
@@ -412,7 +412,7 @@ fn long_arguments_are_cut_short_in_the_attempted_query() {
         .map(|i| (format!("k{i}"), json!(i)))
         .collect::<Map<_, _>>()
         .into();
-    shorten(&mut many, &r);
+    shorten(&mut many, &r, &[]);
     assert!(
         many.as_str()
             .unwrap()
@@ -472,4 +472,27 @@ fn the_upstreams_other_members_are_masked_in_the_rewritten_result() {
     assert_eq!(out["_meta"]["x/y"], 1);
     assert_eq!(out["trace"], "GET /x?api_key=[REDACTED]");
     assert_eq!(out["_meta"][META_KEY]["ruleId"], "enoent");
+}
+
+#[test]
+fn a_secret_the_arguments_or_the_upstream_show_is_masked_wherever_the_arguments_repeat_it() {
+    let r = rewriter(Profile::Mcp);
+    let mut a = answered(None, false);
+    a.call.params = raw(
+        r#"{"name":"login","arguments":{"user":"bob","input":"C9BIDVFrVHCM6GyG","text":"login failed: password=C9BIDVFrVHCM6GyG","again":"sess_lwkr41xwpy98ywjt","args":["--user","bob","--password","Dr5t39By2H1rIQwz"]}}"#,
+    );
+    let out = rewrite_result(
+        &r,
+        &a,
+        r#"{"content":[{"type":"text","text":"no session file sess_lwkr41xwpy98ywjt (PHPSESSID=lwkr41xwpy98ywjt)"}],"isError":true}"#,
+    )
+    .expect("rewritten")
+    .to_string();
+    for secret in ["C9BIDVFrVHCM6GyG", "lwkr41xwpy98ywjt", "Dr5t39By2H1rIQwz"] {
+        assert!(!out.contains(secret), "{secret} in {out}");
+    }
+    assert!(
+        out.contains(r#"\"user\":\"bob\""#) || out.contains(r#""user":"bob""#),
+        "{out}"
+    );
 }
