@@ -9,6 +9,8 @@ use regex::{Regex, RegexBuilder};
 use serde::Deserialize;
 use serde_json::Value;
 
+use crate::diagnostic::floor_char_boundary;
+
 mod patterns;
 
 pub use patterns::DEFAULT_PATTERNS;
@@ -19,6 +21,10 @@ pub const MASK: &str = "[REDACTED]";
 /// The shortest secret found in an upstream's text that is masked again wherever the proxy
 /// quotes it ([`Redactor::secrets_in`]): shorter ones would mask common words.
 const MIN_QUOTED_SECRET: usize = 6;
+
+/// How much of an argument's string is searched for secrets to mask elsewhere: a secret sits
+/// near the key that names it, and what the proxy repeats of a long argument is its head.
+const ARGUMENT_SCAN_BYTES: usize = 4096;
 
 /// `text` as the patterns read it: without ANSI colour codes, and with quotes that came escaped
 /// (HTML's `&quot;`, a JSON `\u0022` quoted once more) as quotes, so that
@@ -267,28 +273,14 @@ impl Redactor {
     /// wherever the proxy quotes them (the same password as another argument's value).
     pub fn secrets_in_value(&self, value: &Value) -> Vec<String> {
         let mut found = Vec::new();
-        self.collect_secrets(value, &mut found);
-        found
-    }
-
-    fn collect_secrets(&self, value: &Value, found: &mut Vec<String>) {
-        match value {
-            Value::String(s) if self.finds_any(s) => found.extend(self.secrets_in(s)),
-            Value::Array(items) => items.iter().for_each(|v| self.collect_secrets(v, found)),
-            Value::Object(map) => {
-                for (key, v) in map {
-                    match v.as_str() {
-                        Some(s) if key_secrecy(key) == Secrecy::Strong => {
-                            if s.len() >= MIN_QUOTED_SECRET && !is_plain_value(s) {
-                                found.push(s.to_owned());
-                            }
-                        }
-                        _ => self.collect_secrets(v, found),
-                    }
-                }
-            }
-            _ => {}
+        // The strings are searched together, a line each: one scan for most calls, which show
+        // no secret.
+        let mut text = String::new();
+        collect_strings(value, &mut text, &mut found);
+        if self.finds_any(&text) {
+            found.extend(self.secrets_in(&text));
         }
+        found
     }
 
     /// [`Redactor::value`], `known` secrets masked in every string too.
@@ -301,12 +293,7 @@ impl Redactor {
 
     /// `text` with every secret masked, `known` ones included wherever they are.
     pub fn text_knowing<'a>(&self, text: &'a str, known: &[String]) -> Cow<'a, str> {
-        let mut out = Cow::Borrowed(text);
-        for secret in known {
-            if out.contains(secret.as_str()) {
-                out = Cow::Owned(out.replace(secret.as_str(), MASK));
-            }
-        }
+        let out = without_known(text, known);
         if let Cow::Owned(masked) = self.text(&out) {
             return Cow::Owned(masked);
         }
@@ -406,14 +393,48 @@ fn is_secret_flag(word: &str) -> bool {
         .any(|s| name.ends_with(s))
 }
 
+/// The strings of `value` (each one's head) into `text`, a line each; the strings a secret's
+/// key holds into `found`.
+fn collect_strings(value: &Value, text: &mut String, found: &mut Vec<String>) {
+    match value {
+        Value::String(s) => {
+            text.push_str(&s[..floor_char_boundary(s, ARGUMENT_SCAN_BYTES.min(s.len()))]);
+            text.push('\n');
+        }
+        Value::Array(items) => items.iter().for_each(|v| collect_strings(v, text, found)),
+        Value::Object(map) => {
+            for (key, v) in map {
+                match v.as_str() {
+                    Some(s) if key_secrecy(key) == Secrecy::Strong => {
+                        if s.len() >= MIN_QUOTED_SECRET && !is_plain_value(s) {
+                            found.push(s.to_owned());
+                        }
+                    }
+                    _ => collect_strings(v, text, found),
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// `text` with the `known` secrets in it masked.
+fn without_known<'a>(text: &'a str, known: &[String]) -> Cow<'a, str> {
+    let mut out = Cow::Borrowed(text);
+    for secret in known {
+        if out.contains(secret.as_str()) {
+            out = Cow::Owned(out.replace(secret.as_str(), MASK));
+        }
+    }
+    out
+}
+
 /// Every string of `value` with the `known` secrets in it masked.
 fn mask_known(value: &mut Value, known: &[String]) {
     match value {
         Value::String(s) => {
-            for secret in known {
-                if s.contains(secret.as_str()) {
-                    *s = s.replace(secret.as_str(), MASK);
-                }
+            if let Cow::Owned(masked) = without_known(s, known) {
+                *s = masked;
             }
         }
         Value::Array(items) => items.iter_mut().for_each(|v| mask_known(v, known)),
