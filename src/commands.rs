@@ -56,6 +56,10 @@ pub fn check(flags: &Flags) -> i32 {
             status = exit::USAGE;
         }
     }
+    for problem in rules.switching_off_nothing() {
+        eprintln!("{problem}: error");
+        status = exit::USAGE;
+    }
     for finding in find_shadowed(rules) {
         let severity = if finding.is_error { "error" } else { "warning" };
         eprintln!("{}: {severity}", finding.diagnostic);

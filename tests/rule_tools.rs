@@ -141,6 +141,42 @@ fn check_rejects_invalid_files_and_unreachable_rules_with_64() {
 }
 
 #[test]
+fn enabled_false_switches_a_default_off_and_check_refuses_a_switch_off_of_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let off = write(
+        dir.path(),
+        "off.toml",
+        "[[rule]]\nid = \"enoent\"\nenabled = false\n",
+    );
+    let (code, stdout, stderr) = run(&["check", "--rules", &off]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(stdout.contains("(0 from your files)"), "{stdout}");
+    let explain = |rules: &[&str]| {
+        let mut args = vec!["classify", "--explain"];
+        args.extend(rules);
+        args.push("ENOENT: no such file or directory, open '/x'");
+        run(&args).2
+    };
+    assert!(explain(&[]).contains(". enoent ("), "{}", explain(&[]));
+    let stderr = explain(&["--rules", &off]);
+    assert!(!stderr.contains(". enoent ("), "{stderr}");
+
+    let typo = write(
+        dir.path(),
+        "typo.toml",
+        "[[rule]]\nid = \"enoentt\"\nenabled = false\n",
+    );
+    let stderr = refused(&["check", "--rules", &typo]);
+    assert!(
+        stderr.contains(&format!(
+            "{typo}:2:6: rule 'enoentt': switches off no rule: there is no default rule \
+             'enoentt'; did you mean 'enoent'?"
+        )),
+        "{stderr}"
+    );
+}
+
+#[test]
 fn classify_prints_the_canonical_error_and_explains() {
     let (code, stdout, stderr) = run(&[
         "classify",

@@ -74,6 +74,9 @@ fn yes() -> bool {
 pub(super) struct Loaded {
     pub rule: Rule,
     pub enabled: bool,
+    /// `enabled = false` and nothing a rule decides with (`match`, `category`, `code`,
+    /// `reclassify`): written only to switch off another rule, so naming none is a mistake.
+    pub switch_off: bool,
 }
 
 pub(super) fn compile_file(
@@ -228,8 +231,9 @@ fn compile_rule(
                 Category::Unknown
             }
         },
-        // Reclassified successes take the category of the rule that classifies their text.
-        (None, None) if reclassify => Category::Unknown,
+        // Reclassified successes take the category of the rule that classifies their text; a
+        // switched-off rule decides nothing, so it needs no category.
+        (None, None) if reclassify || !raw.enabled => Category::Unknown,
         (None, None) => {
             problem(
                 raw.id.span(),
@@ -298,8 +302,14 @@ fn compile_rule(
         return None;
     }
     let (line, col) = lines.line_col(raw.id.span().start);
+    let switch_off = !raw.enabled
+        && raw.pattern.is_none()
+        && raw.category.is_none()
+        && raw.code.is_none()
+        && !reclassify;
     Some(Loaded {
         enabled: raw.enabled,
+        switch_off,
         rule: Rule {
             file: file.name.clone(),
             line,
