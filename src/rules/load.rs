@@ -11,6 +11,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use super::{Example, LazyRegex, Rule, EMBEDDED_DEFAULTS};
+use crate::classify::MAX_RETRY_AFTER_SECONDS;
 use crate::diagnostic::{line_col, Diagnostic, SourceFile};
 use crate::taxonomy::{self, Category, Source};
 use crate::template::{Template, BUILTINS};
@@ -41,7 +42,7 @@ struct RawRule {
     category: Option<Spanned<Category>>,
     code: Option<Spanned<String>>,
     retryable: Option<bool>,
-    retry_after: Option<u64>,
+    retry_after: Option<Spanned<u64>>,
     message: Option<Spanned<String>>,
     user_message: Option<Spanned<String>>,
     #[serde(default)]
@@ -207,6 +208,19 @@ fn compile_rule(
             );
         }
     }
+    if let Some(after) = raw
+        .retry_after
+        .as_ref()
+        .filter(|a| *a.get_ref() > MAX_RETRY_AFTER_SECONDS)
+    {
+        problem(
+            after.span(),
+            format!(
+                "'retry_after' is in seconds, from 0 to {MAX_RETRY_AFTER_SECONDS} (a day), not {}",
+                after.get_ref()
+            ),
+        );
+    }
     let reclassify = raw.reclassify.as_ref().is_some_and(|r| *r.get_ref());
     if let Some(r) = raw.reclassify.as_ref().filter(|r| {
         *r.get_ref() && raw.source.as_ref().map(|s| *s.get_ref()) != Some(Source::Success)
@@ -327,7 +341,7 @@ fn compile_rule(
                 .unwrap_or_else(|| taxonomy::default_retryable(category, &code)),
             category,
             code,
-            retry_after: raw.retry_after,
+            retry_after: raw.retry_after.map(Spanned::into_inner),
             message,
             user_message,
             alternatives,
@@ -527,6 +541,21 @@ mod tests {
         assert_eq!(
             e,
             ["r.toml:5:6: rule 'd': duplicate rule id (first defined at r.toml:2:6)"]
+        );
+    }
+
+    #[test]
+    fn retry_after_is_at_most_a_day() {
+        let rule = |after: &str| {
+            format!("[[rule]]\nid = \"r\"\ncategory = \"transient\"\nretry_after = {after}\n")
+        };
+        assert!(load(&rule("86400")).is_ok());
+        assert_eq!(
+            errors(&rule("9223372036854775807")),
+            [
+                "r.toml:4:15: rule 'r': 'retry_after' is in seconds, from 0 to 86400 (a day), not \
+              9223372036854775807"
+            ]
         );
     }
 
