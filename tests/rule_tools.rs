@@ -103,9 +103,36 @@ fn check_refuses_what_would_stop_the_proxy_at_start() {
     std::fs::write(&config, "log_file = \"no/such/folder/proxy.log\"\n").unwrap();
     let stderr = refused(&["check", "--config", &config]);
     assert!(
-        stderr.contains("log_file: the folder") && stderr.contains("does not exist"),
+        stderr.contains(&format!("{config}:1:1: log_file: the folder"))
+            && stderr.contains("does not exist"),
         "{stderr}"
     );
+    // A folder where the log should be, or a file where its folder should be: the start
+    // cannot open them either.
+    std::fs::write(&config, "profile = \"mcp\"\nlog_file = \".\"\n").unwrap();
+    let stderr = refused(&["check", "--config", &config]);
+    assert!(
+        stderr.contains(&format!("{config}:2:1: log_file: ")) && stderr.contains("is a folder"),
+        "{stderr}"
+    );
+    std::fs::write(&config, "log_unmatched = \"c.toml/u.jsonl\"\n").unwrap();
+    let stderr = refused(&["check", "--config", &config]);
+    assert!(
+        stderr.contains(&format!("{config}:1:1: log_unmatched: "))
+            && stderr.contains("is not a folder"),
+        "{stderr}"
+    );
+    // An existing log is only looked at, and a new one is not created.
+    let log = write(dir.path(), "proxy.log", "earlier lines\n");
+    std::fs::write(
+        &config,
+        "log_file = \"proxy.log\"\nlog_unmatched = \"new.jsonl\"\n",
+    )
+    .unwrap();
+    let (code, _, stderr) = run(&["check", "--config", &config]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(std::fs::read_to_string(&log).unwrap(), "earlier lines\n");
+    assert!(!dir.path().join("new.jsonl").exists());
 }
 
 #[test]
