@@ -156,6 +156,17 @@ fn compile_rule(
         },
         None => (None, Some(Vec::new())),
     };
+    if let Some(s) = raw
+        .source
+        .as_ref()
+        .filter(|s| *s.get_ref() == Source::Success)
+    {
+        if raw.tools.is_empty() && !trusted {
+            if let Some((span, why)) = unscoped_success_rule(raw.pattern.as_ref()) {
+                problem(span.unwrap_or(s.span()), why);
+            }
+        }
+    }
     let tools = if raw.tools.is_empty() {
         None
     } else {
@@ -350,6 +361,53 @@ fn compile_rule(
             id,
         },
     })
+}
+
+/// Successful results that are nothing but successes, short and ordinary: a success rule
+/// without `tools` that matches one of them would turn successes of every tool into errors.
+const ORDINARY_SUCCESSES: &[&str] = &[
+    "",
+    " ",
+    "a",
+    "ok",
+    "OK",
+    "true",
+    "0",
+    "[]",
+    "{}",
+    "null",
+    "done",
+    "Success",
+    "Hello, world!",
+    "{\"temperature\": 21}",
+    "The file was written.",
+];
+
+/// Why a `source = "success"` rule without `tools` is not scoped to the exact phrasing of a
+/// failure, and where: it has no `match`, or its `match` (which must compile) takes an ordinary
+/// success too. Whether a phrasing is exact cannot be judged in general; a pattern that matches
+/// an empty or short everyday text certainly is not.
+fn unscoped_success_rule(
+    pattern: Option<&Spanned<String>>,
+) -> Option<(Option<Range<usize>>, String)> {
+    let Some(pattern) = pattern else {
+        return Some((
+            None,
+            "a rule with source = \"success\" needs 'tools' or a 'match' on the failure's exact \
+             phrasing: without either it turns every successful result into an error"
+                .into(),
+        ));
+    };
+    let regex = super::build(pattern.get_ref()).ok()?;
+    let success = ORDINARY_SUCCESSES.iter().find(|s| regex.is_match(s))?;
+    Some((
+        Some(pattern.span()),
+        format!(
+            "a rule with source = \"success\" and no 'tools' must match only the exact phrasing of \
+             a failure, but this 'match' also takes the ordinary success {success:?}: scope it \
+             with 'tools', or match the failure's own words (such as '^Database error: ')"
+        ),
+    ))
 }
 
 pub(super) fn check_unique_ids(rules: &[Loaded], problems: &mut Vec<Diagnostic>) {
@@ -557,6 +615,31 @@ mod tests {
               9223372036854775807"
             ]
         );
+    }
+
+    #[test]
+    fn a_success_rule_without_tools_must_match_only_a_failure() {
+        let rule = |rest: &str| {
+            format!("[[rule]]\nid = \"s\"\nsource = \"success\"\ncategory = \"business\"\n{rest}")
+        };
+        assert_eq!(
+            errors(&rule("match = '.*'\n")),
+            [
+                "r.toml:5:9: rule 's': a rule with source = \"success\" and no 'tools' must match \
+              only the exact phrasing of a failure, but this 'match' also takes the ordinary \
+              success \"\": scope it with 'tools', or match the failure's own words (such as \
+              '^Database error: ')"
+            ]
+        );
+        let e = errors(&rule("match = '(?i)ok'\n"));
+        assert!(e[0].contains("the ordinary success \"ok\""), "{e:?}");
+        let e = errors(&rule(""));
+        assert!(
+            e[0].starts_with("r.toml:3:10: rule 's': a rule with source = \"success\" needs"),
+            "{e:?}"
+        );
+        assert!(load(&rule("match = '^Database error: '\n")).is_ok());
+        assert!(load(&rule("match = '.*'\ntools = [\"query\"]\n")).is_ok());
     }
 
     #[test]
