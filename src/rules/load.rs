@@ -125,6 +125,14 @@ fn compile_rule(
     if id.trim().is_empty() {
         problem(raw.id.span(), "'id' must not be empty".into());
     }
+    // An id is printed in diagnostics, logs and answers: a newline or an escape sequence in it
+    // would forge lines or drive the terminal.
+    if id.contains(char::is_control) {
+        problem(
+            raw.id.span(),
+            "'id' must be printable: no control characters (newlines, tabs, escapes)".into(),
+        );
+    }
     let (regex, capture_names) = match raw.pattern.as_ref() {
         // Once the table is over its regex budget, it is refused: compiling the rest (a second
         // each for a few hundred large ones) would only delay saying so.
@@ -640,6 +648,19 @@ mod tests {
         );
         assert!(load(&rule("match = '^Database error: '\n")).is_ok());
         assert!(load(&rule("match = '.*'\ntools = [\"query\"]\n")).is_ok());
+    }
+
+    #[test]
+    fn an_id_with_control_characters_is_refused_and_shown_escaped() {
+        let e = errors(
+            "[[rule]]\nid = \"a\\nr.toml:1:1: rule 'fake'\\u001b[2K\"\ncategory = \"business\"\n",
+        );
+        assert_eq!(
+            e,
+            ["r.toml:2:6: rule 'a\\nr.toml:1:1: rule 'fake'\\u{1b}[2K': 'id' must be printable: \
+              no control characters (newlines, tabs, escapes)"]
+        );
+        assert!(load("[[rule]]\nid = \"règle-é🦀 x\"\ncategory = \"business\"\n").is_ok());
     }
 
     #[test]
