@@ -192,6 +192,20 @@ impl Settings {
                 message,
             });
         }
+        // The environment's level counts only where neither the flag nor the file names one,
+        // and is judged like them: a bad one would otherwise be dropped for `info` unseen.
+        let env_level = (flags.log_level.is_none() && config.log_level.is_none())
+            .then(|| std::env::var(LOG_LEVEL_ENV).ok())
+            .flatten();
+        if let Some(Err(message)) = env_level.as_deref().map(check_log_level) {
+            problems.push(Diagnostic {
+                file: LOG_LEVEL_ENV.into(),
+                line: 0,
+                col: 0,
+                rule: None,
+                message,
+            });
+        }
         // A value the file's syntax allows but the proxy cannot use, located at its key.
         let at = |key: &str| key_offset(&config_file.text, key);
         let mut note = |at: Option<usize>, message: String| {
@@ -240,7 +254,7 @@ impl Settings {
                 note(at("log_level"), message);
             }
         }
-        let log_level = flags.log_level.clone().or(config.log_level);
+        let log_level = flags.log_level.clone().or(config.log_level).or(env_level);
         // The server's environment: what `execve` cannot take is said here, at its key.
         for (name, value) in &config.env {
             if name.is_empty() || name.contains(['=', '\0']) || value.contains('\0') {
@@ -391,6 +405,9 @@ fn files_of(flags: &Flags, config: &ConfigFile) -> Vec<PathBuf> {
         .chain(config.rules.iter().map(|p| base.join(p)))
         .collect()
 }
+
+/// The environment variable a log level may come from, under the flag's and the file's.
+pub const LOG_LEVEL_ENV: &str = "MCP_ERRNORM_LOG";
 
 /// A log level: a level word, or comma-separated `target=level` directives. A bare word that is
 /// no level would be read as the name of a module to log, which silences everything else.
