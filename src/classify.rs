@@ -91,6 +91,12 @@ fn plain_message(failure: Failure) -> String {
     }
 }
 
+/// The longest retry delay anything says, in seconds: a day. A rule's `retry_after` and
+/// `[retry] max_retry_after_seconds` are refused above it; a delay found in a failure's text is
+/// said as a day (a failure that lasts longer is not one to wait on). It keeps every delay far
+/// from overflowing as milliseconds and exact as a JSON number.
+pub const MAX_RETRY_AFTER_SECONDS: u64 = 86_400;
+
 /// A retry delay announced in the text: `Retry-After: 120`, `retry after 30s`,
 /// `retry_after_ms: 1500`, `Please try again in 20s`, `try again in 1m30s`.
 pub fn retry_after_hint(text: &str) -> Option<u64> {
@@ -115,11 +121,11 @@ pub fn retry_after_hint(text: &str) -> Option<u64> {
         Some(n2) => seconds(n2.as_str(), c.name("unit2").map(|u| u.as_str()))?,
         None => 0,
     };
-    Some(first + second)
+    Some((first + second).min(MAX_RETRY_AFTER_SECONDS))
 }
 
-/// Whole seconds (rounded up, so a client never retries early) of a number in a unit;
-/// no unit means seconds.
+/// Whole seconds (rounded up, so a client never retries early) of a number in a unit, at most
+/// [`MAX_RETRY_AFTER_SECONDS`]; no unit means seconds.
 fn seconds(number: &str, unit: Option<&str>) -> Option<u64> {
     let n: f64 = number.trim().parse().ok()?;
     let factor = match unit.map(|u| u.to_ascii_lowercase()) {
@@ -130,7 +136,7 @@ fn seconds(number: &str, unit: Option<&str>) -> Option<u64> {
         Some(_) => 1.0,
     };
     let secs = (n * factor).ceil();
-    (secs.is_finite() && secs >= 0.0).then_some(secs as u64)
+    (secs.is_finite() && secs >= 0.0).then_some((secs as u64).min(MAX_RETRY_AFTER_SECONDS))
 }
 
 #[cfg(test)]
@@ -165,6 +171,24 @@ mod tests {
         assert_eq!(retry_after_hint("Retry after 2 minutes"), Some(120));
         assert_eq!(retry_after_hint("try again in 450ms"), Some(1));
         assert_eq!(retry_after_hint("no hint here"), None);
+    }
+
+    #[test]
+    fn announced_delays_are_at_most_a_day() {
+        let day = Some(MAX_RETRY_AFTER_SECONDS);
+        assert_eq!(retry_after_hint("Retry-After: 86400"), day);
+        assert_eq!(retry_after_hint("Retry-After: 86401"), day);
+        assert_eq!(retry_after_hint("retry after 9223372036854775807"), day);
+        // Each part saturated alone would overflow their sum.
+        assert_eq!(
+            retry_after_hint("try again in 99999999999999999999999m 30s"),
+            day
+        );
+        let set = rules(
+            "[[rule]]\nid = \"c\"\nmatch = 'wait (?P<retry_after>\\d+)'\ncode = \"RATE_LIMITED\"\n",
+        );
+        let after = classify(&set, failure("wait 18446744073709551615000")).retry_after_seconds;
+        assert_eq!(after, day);
     }
 
     #[test]

@@ -328,11 +328,12 @@ fn run_proxy(args: &RunArgs) -> i32 {
 fn init_logging(level: Option<&str>, format: LogFormat, file: Option<&Path>) -> Result<(), String> {
     use tracing_subscriber::fmt::writer::BoxMakeWriter;
 
+    // The flag's, the config's or MCP_ERRNORM_LOG's level, checked at load; when the load
+    // failed, the environment's is tried, and a bad one is only warned of.
     let filter = level
         .map(str::to_owned)
-        .or_else(|| std::env::var("MCP_ERRNORM_LOG").ok())
+        .or_else(|| std::env::var(crate::config::LOG_LEVEL_ENV).ok())
         .unwrap_or_else(|| "info".to_owned());
-    // The config's and the flag's level are checked at load; MCP_ERRNORM_LOG only here.
     let checked = crate::config::check_log_level(&filter)
         .and_then(|()| tracing_subscriber::EnvFilter::try_new(&filter).map_err(|e| e.to_string()));
     let filter = checked.unwrap_or_else(|e| {

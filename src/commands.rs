@@ -36,25 +36,14 @@ pub fn check(flags: &Flags) -> i32 {
     };
     let rules = &settings.rules;
     let mut status = 0;
-    // Opened only when the proxy starts: a folder that is not there would stop it then.
-    for (key, path) in [
-        ("log_file", &settings.log_file),
-        ("log_unmatched", &settings.log_unmatched),
-    ] {
-        let folder = path.as_deref().and_then(Path::parent).map(|p| {
-            if p.as_os_str().is_empty() {
-                Path::new(".")
-            } else {
-                p
-            }
-        });
-        if let Some(folder) = folder.filter(|f| !f.is_dir()) {
-            eprintln!(
-                "{key}: the folder {} does not exist: the proxy would not start",
-                folder.display()
-            );
-            status = exit::USAGE;
-        }
+    // Opened only when the proxy starts: judged here as the start would.
+    for problem in &settings.unusable_log_paths {
+        eprintln!("{problem}");
+        status = exit::USAGE;
+    }
+    for problem in rules.switching_off_nothing() {
+        eprintln!("{problem}: error");
+        status = exit::USAGE;
     }
     for finding in find_shadowed(rules) {
         let severity = if finding.is_error { "error" } else { "warning" };

@@ -148,6 +148,10 @@ pub struct Settings {
     /// Answers longer than this stream to the client as they come, unrewritten, unless the
     /// proxy must read them whole.
     pub stream_answers_over: usize,
+    /// `log_file` and `log_unmatched` paths the proxy could not open at start, judged without
+    /// creating or changing anything, at their key or flag: `check` reports them (a start
+    /// finds out by opening them; a reload does not apply them).
+    pub unusable_log_paths: Vec<Diagnostic>,
 }
 
 impl Settings {
@@ -182,6 +186,20 @@ impl Settings {
         if let Some(Err(message)) = flags.log_level.as_deref().map(check_log_level) {
             problems.push(Diagnostic {
                 file: "--log-level".into(),
+                line: 0,
+                col: 0,
+                rule: None,
+                message,
+            });
+        }
+        // The environment's level counts only where neither the flag nor the file names one,
+        // and is judged like them: a bad one would otherwise be dropped for `info` unseen.
+        let env_level = (flags.log_level.is_none() && config.log_level.is_none())
+            .then(|| std::env::var(LOG_LEVEL_ENV).ok())
+            .flatten();
+        if let Some(Err(message)) = env_level.as_deref().map(check_log_level) {
+            problems.push(Diagnostic {
+                file: LOG_LEVEL_ENV.into(),
                 line: 0,
                 col: 0,
                 rule: None,
@@ -236,7 +254,7 @@ impl Settings {
                 note(at("log_level"), message);
             }
         }
-        let log_level = flags.log_level.clone().or(config.log_level);
+        let log_level = flags.log_level.clone().or(config.log_level).or(env_level);
         // The server's environment: what `execve` cannot take is said here, at its key.
         for (name, value) in &config.env {
             if name.is_empty() || name.contains(['=', '\0']) || value.contains('\0') {
@@ -249,6 +267,34 @@ impl Settings {
                     ),
                 );
             }
+        }
+        let log_file = flags
+            .log_file
+            .clone()
+            .or_else(|| config.log_file.map(|p| base.join(p)));
+        let log_unmatched = flags
+            .log_unmatched
+            .clone()
+            .or_else(|| config.log_unmatched.map(|p| base.join(p)));
+        let mut unusable_log_paths = Vec::new();
+        for (key, flag, path) in [
+            ("log_file", &flags.log_file, &log_file),
+            ("log_unmatched", &flags.log_unmatched, &log_unmatched),
+        ] {
+            let Some(problem) = path.as_deref().and_then(log_path_problem) else {
+                continue;
+            };
+            let message = format!("{key}: {problem}: the proxy would not start");
+            unusable_log_paths.push(match flag {
+                Some(_) => Diagnostic {
+                    file: format!("--{}", key.replace('_', "-")),
+                    line: 0,
+                    col: 0,
+                    rule: None,
+                    message,
+                },
+                None => config_file.diagnostic(at(key).map(|o| o..o), None, message),
+            });
         }
         let (Some(rules), Some(policy), Some(not_found_is_empty), Some(redactor), true) = (
             rules,
@@ -272,20 +318,55 @@ impl Settings {
             non_json_upstream_lines: config.non_json_upstream_lines.unwrap_or_default(),
             log_level,
             log_format: flags.log_format.or(config.log_format).unwrap_or_default(),
-            log_file: flags
-                .log_file
-                .clone()
-                .or_else(|| config.log_file.map(|p| base.join(p))),
-            log_unmatched: flags
-                .log_unmatched
-                .clone()
-                .or_else(|| config.log_unmatched.map(|p| base.join(p))),
+            log_file,
+            log_unmatched,
+            unusable_log_paths,
             files,
             close_wait: Duration::from_millis(config.shutdown.close_wait_ms.unwrap_or(2000)),
             term_wait: Duration::from_millis(config.shutdown.term_wait_ms.unwrap_or(1500)),
             answer_wait: Duration::from_millis(config.shutdown.answer_wait_ms.unwrap_or(30_000)),
             env: config.env,
         })
+    }
+}
+
+/// Why a log the proxy appends to could not be opened at start, judged without creating or
+/// truncating it: an existing file is opened for appending (nothing written), a new one needs
+/// a folder it may create files in.
+fn log_path_problem(path: &Path) -> Option<String> {
+    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+    let shown = path.display();
+    match std::fs::metadata(path) {
+        Ok(meta) if meta.is_dir() => Some(format!("{shown} is a folder, not a file")),
+        // Opening a FIFO waits for a reader: the start will, and so it may well be meant.
+        Ok(meta) if meta.file_type().is_fifo() => None,
+        Ok(_) => std::fs::OpenOptions::new()
+            .append(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(path)
+            .err()
+            .map(|e| format!("cannot open {shown} to append to it: {e}")),
+        Err(_) => {
+            let folder = match path.parent() {
+                Some(p) if !p.as_os_str().is_empty() => p,
+                _ => Path::new("."),
+            };
+            if !folder.is_dir() {
+                return Some(if folder.exists() {
+                    format!(
+                        "{} is not a folder: {shown} cannot be created in it",
+                        folder.display()
+                    )
+                } else {
+                    format!("the folder {} does not exist", folder.display())
+                });
+            }
+            let c_folder = std::ffi::CString::new(folder.as_os_str().as_encoded_bytes()).ok()?;
+            // SAFETY: a valid C string; access only looks.
+            let writable = unsafe { libc::access(c_folder.as_ptr(), libc::W_OK) } == 0;
+            (!writable)
+                .then(|| format!("cannot create {shown}: {}", std::io::Error::last_os_error()))
+        }
     }
 }
 
@@ -324,6 +405,9 @@ fn files_of(flags: &Flags, config: &ConfigFile) -> Vec<PathBuf> {
         .chain(config.rules.iter().map(|p| base.join(p)))
         .collect()
 }
+
+/// The environment variable a log level may come from, under the flag's and the file's.
+pub const LOG_LEVEL_ENV: &str = "MCP_ERRNORM_LOG";
 
 /// A log level: a level word, or comma-separated `target=level` directives. A bare word that is
 /// no level would be read as the name of a module to log, which silences everything else.

@@ -118,10 +118,28 @@ impl fmt::Display for Diagnostic {
         }
         write!(f, ": ")?;
         if let Some(rule) = &self.rule {
-            write!(f, "rule '{rule}': ")?;
+            write!(f, "rule '{}': ", printable(rule))?;
         }
         write!(f, "{}", self.message)
     }
+}
+
+/// `text` with its control characters escaped (`\n`, `\u{1b}`): an id read from a file must
+/// not break a diagnostic into lines of its own making, or drive the terminal.
+pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.contains(char::is_control) {
+        return text.into();
+    }
+    text.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_default().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect::<String>()
+        .into()
 }
 
 /// Every problem found in a set of files; loading fails as a whole when there is any.
@@ -212,5 +230,10 @@ mod tests {
         let file = SourceFile::new("rules.toml", "[[rule]]\nid = \"x\"\n");
         let d = file.diagnostic(Some(9..10), Some("x"), "bad");
         assert_eq!(d.to_string(), "rules.toml:2:1: rule 'x': bad");
+        let d = file.diagnostic(Some(9..10), Some("a\nb.toml:1:1: fine\u{1b}[2J"), "bad");
+        assert_eq!(
+            d.to_string(),
+            "rules.toml:2:1: rule 'a\\nb.toml:1:1: fine\\u{1b}[2J': bad"
+        );
     }
 }

@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use globset::{Glob, GlobSet, GlobSetBuilder};
 use serde::Deserialize;
 
+use crate::classify::MAX_RETRY_AFTER_SECONDS;
 use crate::render::StructuredError;
 use crate::session::ToolInfo;
 use crate::taxonomy::Category;
@@ -119,6 +120,21 @@ impl Policy {
         breaker: BreakerConfig,
     ) -> Result<Policy, (&'static str, String)> {
         let at = |key: &'static str| move |message: String| (key, format!("{key}: {message}"));
+        // Bounded so that a delay in milliseconds never overflows, and a retry the proxy sleeps
+        // on never outlasts any client's patience by years.
+        if retry.max_retry_after_seconds > MAX_RETRY_AFTER_SECONDS {
+            return Err(at("retry.max_retry_after_seconds")(format!(
+                "{} is more than {MAX_RETRY_AFTER_SECONDS} seconds (a day), the longest allowed",
+                retry.max_retry_after_seconds
+            )));
+        }
+        if retry.max_delay_ms > MAX_RETRY_AFTER_SECONDS * 1000 {
+            return Err(at("retry.max_delay_ms")(format!(
+                "{} is more than {} ms (a day), the longest allowed",
+                retry.max_delay_ms,
+                MAX_RETRY_AFTER_SECONDS * 1000
+            )));
+        }
         if retry.base_delay_ms > retry.max_delay_ms {
             return Err(at("retry.base_delay_ms")(
                 "must not exceed retry.max_delay_ms".into(),
@@ -189,6 +205,7 @@ impl Policy {
             .saturating_mul(1u64 << (attempt - 1).min(20))
             .min(self.retry.max_delay_ms);
         let backoff = Duration::from_millis((ceiling as f64 * jitter.clamp(0.0, 1.0)) as u64);
+        // At most `max_retry_after_seconds`, checked above.
         let announced = Duration::from_secs(error.retry_after_seconds.unwrap_or(0));
         Some(backoff.max(announced))
     }
@@ -447,6 +464,38 @@ mod tests {
             p.retry_delay("t", Some(&ro), &e, 1, 0.5),
             None,
             "too long: the agent decides"
+        );
+    }
+
+    #[test]
+    fn retry_waits_longer_than_a_day_are_refused() {
+        let policy = |retry| Policy::new(retry, TimeoutConfig::default(), BreakerConfig::default());
+        let refused = policy(RetryConfig {
+            max_retry_after_seconds: 18_446_744_073_709_552,
+            ..RetryConfig::default()
+        });
+        assert!(
+            refused.is_err_and(|(key, e)| key == "retry.max_retry_after_seconds"
+                && e.contains("more than 86400 seconds (a day)"))
+        );
+        let refused = policy(RetryConfig {
+            max_delay_ms: u64::MAX,
+            ..RetryConfig::default()
+        });
+        assert!(refused.is_err_and(|(key, _)| key == "retry.max_delay_ms"));
+        // At the bounds, the longest delay is a day.
+        let p = policy(RetryConfig {
+            max_retry_after_seconds: MAX_RETRY_AFTER_SECONDS,
+            max_delay_ms: MAX_RETRY_AFTER_SECONDS * 1000,
+            base_delay_ms: MAX_RETRY_AFTER_SECONDS * 1000,
+            ..RetryConfig::default()
+        })
+        .unwrap();
+        let ro = info(Some(true), None, None);
+        let e = error(Category::Transient, true, Some(MAX_RETRY_AFTER_SECONDS));
+        assert_eq!(
+            p.retry_delay("t", Some(&ro), &e, 2, 0.999),
+            Some(Duration::from_secs(MAX_RETRY_AFTER_SECONDS))
         );
     }
 

@@ -40,6 +40,13 @@ impl Template {
                         format!("unclosed '{{' at offset {i} (write '{{{{' for a brace)")
                     })?;
                     let name = rest[..end].trim();
+                    if !name.is_empty() && name.bytes().all(|b| b.is_ascii_digit()) {
+                        // Numbered groups are not looked up, whether or not the group exists.
+                        return Err(format!(
+                            "placeholder '{{{name}}}': only named groups can be used, written \
+                             (?P<name>...) in 'match' and {{name}} here, not group numbers"
+                        ));
+                    }
                     if !known(name) {
                         return Err(format!(
                             "placeholder '{{{name}}}' names no capture group of this rule's 'match' \
@@ -119,6 +126,14 @@ mod tests {
         assert!(Template::parse("a } b", known)
             .unwrap_err()
             .contains("stray"));
+    }
+
+    #[test]
+    fn a_group_number_is_said_to_be_no_name() {
+        // Even when the rule's `match` has a group 1: only names are looked up.
+        let e = Template::parse("got {1}", |_| true).unwrap_err();
+        assert!(e.contains("only named groups can be used"), "{e}");
+        assert!(e.contains("(?P<name>...)"), "{e}");
     }
 
     #[test]

@@ -223,4 +223,25 @@ fn a_log_level_that_is_no_level_is_refused() {
         "{stderr}"
     );
     assert!(!stderr.contains("ignoring"), "{stderr}");
+    // From the environment, as from the flag: refused, and said of the variable.
+    let from_env = |args: &[&str]| {
+        let out = Command::new(BIN)
+            .args(args)
+            .env("MCP_ERRNORM_LOG", "loud")
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        (out.status.code(), stderr)
+    };
+    for args in [&["--", "true"][..], &["check"]] {
+        let (code, stderr) = from_env(args);
+        assert_eq!(code, Some(64), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("MCP_ERRNORM_LOG: unknown log level 'loud'"),
+            "{stderr}"
+        );
+    }
+    // A flag's level wins, and the variable is not judged then.
+    let (code, stderr) = from_env(&["--log-level", "warn", "--", "true"]);
+    assert_eq!(code, Some(0), "{stderr}");
 }

@@ -103,9 +103,36 @@ fn check_refuses_what_would_stop_the_proxy_at_start() {
     std::fs::write(&config, "log_file = \"no/such/folder/proxy.log\"\n").unwrap();
     let stderr = refused(&["check", "--config", &config]);
     assert!(
-        stderr.contains("log_file: the folder") && stderr.contains("does not exist"),
+        stderr.contains(&format!("{config}:1:1: log_file: the folder"))
+            && stderr.contains("does not exist"),
         "{stderr}"
     );
+    // A folder where the log should be, or a file where its folder should be: the start
+    // cannot open them either.
+    std::fs::write(&config, "profile = \"mcp\"\nlog_file = \".\"\n").unwrap();
+    let stderr = refused(&["check", "--config", &config]);
+    assert!(
+        stderr.contains(&format!("{config}:2:1: log_file: ")) && stderr.contains("is a folder"),
+        "{stderr}"
+    );
+    std::fs::write(&config, "log_unmatched = \"c.toml/u.jsonl\"\n").unwrap();
+    let stderr = refused(&["check", "--config", &config]);
+    assert!(
+        stderr.contains(&format!("{config}:1:1: log_unmatched: "))
+            && stderr.contains("is not a folder"),
+        "{stderr}"
+    );
+    // An existing log is only looked at, and a new one is not created.
+    let log = write(dir.path(), "proxy.log", "earlier lines\n");
+    std::fs::write(
+        &config,
+        "log_file = \"proxy.log\"\nlog_unmatched = \"new.jsonl\"\n",
+    )
+    .unwrap();
+    let (code, _, stderr) = run(&["check", "--config", &config]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(std::fs::read_to_string(&log).unwrap(), "earlier lines\n");
+    assert!(!dir.path().join("new.jsonl").exists());
 }
 
 #[test]
@@ -137,6 +164,42 @@ fn check_rejects_invalid_files_and_unreachable_rules_with_64() {
     assert!(
         stderr.contains("rule 'node-enoent': never decides anything"),
         "defaults hidden: a warning"
+    );
+}
+
+#[test]
+fn enabled_false_switches_a_default_off_and_check_refuses_a_switch_off_of_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let off = write(
+        dir.path(),
+        "off.toml",
+        "[[rule]]\nid = \"enoent\"\nenabled = false\n",
+    );
+    let (code, stdout, stderr) = run(&["check", "--rules", &off]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(stdout.contains("(0 from your files)"), "{stdout}");
+    let explain = |rules: &[&str]| {
+        let mut args = vec!["classify", "--explain"];
+        args.extend(rules);
+        args.push("ENOENT: no such file or directory, open '/x'");
+        run(&args).2
+    };
+    assert!(explain(&[]).contains(". enoent ("), "{}", explain(&[]));
+    let stderr = explain(&["--rules", &off]);
+    assert!(!stderr.contains(". enoent ("), "{stderr}");
+
+    let typo = write(
+        dir.path(),
+        "typo.toml",
+        "[[rule]]\nid = \"enoentt\"\nenabled = false\n",
+    );
+    let stderr = refused(&["check", "--rules", &typo]);
+    assert!(
+        stderr.contains(&format!(
+            "{typo}:2:6: rule 'enoentt': switches off no rule: there is no default rule \
+             'enoentt'; did you mean 'enoent'?"
+        )),
+        "{stderr}"
     );
 }
 

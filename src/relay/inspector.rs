@@ -318,7 +318,7 @@ impl Inspector {
             tracing::info!(
                 tool,
                 attempt = call.attempt,
-                delay_ms = delay.as_millis() as u64,
+                delay_ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
                 rule = error.rule_id.as_deref().unwrap_or("(unclassified)"),
                 "transient failure: retrying"
             );

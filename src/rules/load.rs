@@ -11,6 +11,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use super::{Example, LazyRegex, Rule, EMBEDDED_DEFAULTS};
+use crate::classify::MAX_RETRY_AFTER_SECONDS;
 use crate::diagnostic::{line_col, Diagnostic, SourceFile};
 use crate::taxonomy::{self, Category, Source};
 use crate::template::{Template, BUILTINS};
@@ -41,7 +42,7 @@ struct RawRule {
     category: Option<Spanned<Category>>,
     code: Option<Spanned<String>>,
     retryable: Option<bool>,
-    retry_after: Option<u64>,
+    retry_after: Option<Spanned<u64>>,
     message: Option<Spanned<String>>,
     user_message: Option<Spanned<String>>,
     #[serde(default)]
@@ -74,6 +75,9 @@ fn yes() -> bool {
 pub(super) struct Loaded {
     pub rule: Rule,
     pub enabled: bool,
+    /// `enabled = false` and nothing a rule decides with (`match`, `category`, `code`,
+    /// `reclassify`): written only to switch off another rule, so naming none is a mistake.
+    pub switch_off: bool,
 }
 
 pub(super) fn compile_file(
@@ -121,6 +125,14 @@ fn compile_rule(
     if id.trim().is_empty() {
         problem(raw.id.span(), "'id' must not be empty".into());
     }
+    // An id is printed in diagnostics, logs and answers: a newline or an escape sequence in it
+    // would forge lines or drive the terminal.
+    if id.contains(char::is_control) {
+        problem(
+            raw.id.span(),
+            "'id' must be printable: no control characters (newlines, tabs, escapes)".into(),
+        );
+    }
     let (regex, capture_names) = match raw.pattern.as_ref() {
         // Once the table is over its regex budget, it is refused: compiling the rest (a second
         // each for a few hundred large ones) would only delay saying so.
@@ -152,6 +164,17 @@ fn compile_rule(
         },
         None => (None, Some(Vec::new())),
     };
+    if let Some(s) = raw
+        .source
+        .as_ref()
+        .filter(|s| *s.get_ref() == Source::Success)
+    {
+        if raw.tools.is_empty() && !trusted {
+            if let Some((span, why)) = unscoped_success_rule(raw.pattern.as_ref()) {
+                problem(span.unwrap_or(s.span()), why);
+            }
+        }
+    }
     let tools = if raw.tools.is_empty() {
         None
     } else {
@@ -204,6 +227,19 @@ fn compile_rule(
             );
         }
     }
+    if let Some(after) = raw
+        .retry_after
+        .as_ref()
+        .filter(|a| *a.get_ref() > MAX_RETRY_AFTER_SECONDS)
+    {
+        problem(
+            after.span(),
+            format!(
+                "'retry_after' is in seconds, from 0 to {MAX_RETRY_AFTER_SECONDS} (a day), not {}",
+                after.get_ref()
+            ),
+        );
+    }
     let reclassify = raw.reclassify.as_ref().is_some_and(|r| *r.get_ref());
     if let Some(r) = raw.reclassify.as_ref().filter(|r| {
         *r.get_ref() && raw.source.as_ref().map(|s| *s.get_ref()) != Some(Source::Success)
@@ -228,8 +264,9 @@ fn compile_rule(
                 Category::Unknown
             }
         },
-        // Reclassified successes take the category of the rule that classifies their text.
-        (None, None) if reclassify => Category::Unknown,
+        // Reclassified successes take the category of the rule that classifies their text; a
+        // switched-off rule decides nothing, so it needs no category.
+        (None, None) if reclassify || !raw.enabled => Category::Unknown,
         (None, None) => {
             problem(
                 raw.id.span(),
@@ -298,8 +335,14 @@ fn compile_rule(
         return None;
     }
     let (line, col) = lines.line_col(raw.id.span().start);
+    let switch_off = !raw.enabled
+        && raw.pattern.is_none()
+        && raw.category.is_none()
+        && raw.code.is_none()
+        && !reclassify;
     Some(Loaded {
         enabled: raw.enabled,
+        switch_off,
         rule: Rule {
             file: file.name.clone(),
             line,
@@ -317,7 +360,7 @@ fn compile_rule(
                 .unwrap_or_else(|| taxonomy::default_retryable(category, &code)),
             category,
             code,
-            retry_after: raw.retry_after,
+            retry_after: raw.retry_after.map(Spanned::into_inner),
             message,
             user_message,
             alternatives,
@@ -326,6 +369,53 @@ fn compile_rule(
             id,
         },
     })
+}
+
+/// Successful results that are nothing but successes, short and ordinary: a success rule
+/// without `tools` that matches one of them would turn successes of every tool into errors.
+const ORDINARY_SUCCESSES: &[&str] = &[
+    "",
+    " ",
+    "a",
+    "ok",
+    "OK",
+    "true",
+    "0",
+    "[]",
+    "{}",
+    "null",
+    "done",
+    "Success",
+    "Hello, world!",
+    "{\"temperature\": 21}",
+    "The file was written.",
+];
+
+/// Why a `source = "success"` rule without `tools` is not scoped to the exact phrasing of a
+/// failure, and where: it has no `match`, or its `match` (which must compile) takes an ordinary
+/// success too. Whether a phrasing is exact cannot be judged in general; a pattern that matches
+/// an empty or short everyday text certainly is not.
+fn unscoped_success_rule(
+    pattern: Option<&Spanned<String>>,
+) -> Option<(Option<Range<usize>>, String)> {
+    let Some(pattern) = pattern else {
+        return Some((
+            None,
+            "a rule with source = \"success\" needs 'tools' or a 'match' on the failure's exact \
+             phrasing: without either it turns every successful result into an error"
+                .into(),
+        ));
+    };
+    let regex = super::build(pattern.get_ref()).ok()?;
+    let success = ORDINARY_SUCCESSES.iter().find(|s| regex.is_match(s))?;
+    Some((
+        Some(pattern.span()),
+        format!(
+            "a rule with source = \"success\" and no 'tools' must match only the exact phrasing of \
+             a failure, but this 'match' also takes the ordinary success {success:?}: scope it \
+             with 'tools', or match the failure's own words (such as '^Database error: ')"
+        ),
+    ))
 }
 
 pub(super) fn check_unique_ids(rules: &[Loaded], problems: &mut Vec<Diagnostic>) {
@@ -518,6 +608,59 @@ mod tests {
             e,
             ["r.toml:5:6: rule 'd': duplicate rule id (first defined at r.toml:2:6)"]
         );
+    }
+
+    #[test]
+    fn retry_after_is_at_most_a_day() {
+        let rule = |after: &str| {
+            format!("[[rule]]\nid = \"r\"\ncategory = \"transient\"\nretry_after = {after}\n")
+        };
+        assert!(load(&rule("86400")).is_ok());
+        assert_eq!(
+            errors(&rule("9223372036854775807")),
+            [
+                "r.toml:4:15: rule 'r': 'retry_after' is in seconds, from 0 to 86400 (a day), not \
+              9223372036854775807"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_success_rule_without_tools_must_match_only_a_failure() {
+        let rule = |rest: &str| {
+            format!("[[rule]]\nid = \"s\"\nsource = \"success\"\ncategory = \"business\"\n{rest}")
+        };
+        assert_eq!(
+            errors(&rule("match = '.*'\n")),
+            [
+                "r.toml:5:9: rule 's': a rule with source = \"success\" and no 'tools' must match \
+              only the exact phrasing of a failure, but this 'match' also takes the ordinary \
+              success \"\": scope it with 'tools', or match the failure's own words (such as \
+              '^Database error: ')"
+            ]
+        );
+        let e = errors(&rule("match = '(?i)ok'\n"));
+        assert!(e[0].contains("the ordinary success \"ok\""), "{e:?}");
+        let e = errors(&rule(""));
+        assert!(
+            e[0].starts_with("r.toml:3:10: rule 's': a rule with source = \"success\" needs"),
+            "{e:?}"
+        );
+        assert!(load(&rule("match = '^Database error: '\n")).is_ok());
+        assert!(load(&rule("match = '.*'\ntools = [\"query\"]\n")).is_ok());
+    }
+
+    #[test]
+    fn an_id_with_control_characters_is_refused_and_shown_escaped() {
+        let e = errors(
+            "[[rule]]\nid = \"a\\nr.toml:1:1: rule 'fake'\\u001b[2K\"\ncategory = \"business\"\n",
+        );
+        assert_eq!(
+            e,
+            ["r.toml:2:6: rule 'a\\nr.toml:1:1: rule 'fake'\\u{1b}[2K': 'id' must be printable: \
+              no control characters (newlines, tabs, escapes)"]
+        );
+        assert!(load("[[rule]]\nid = \"règle-é🦀 x\"\ncategory = \"business\"\n").is_ok());
     }
 
     #[test]

@@ -12,6 +12,7 @@
 
 mod first_pass;
 mod load;
+mod switch_off;
 
 use std::sync::OnceLock;
 
@@ -20,7 +21,7 @@ use regex::{Captures, Regex};
 
 use first_pass::FirstPass;
 
-use crate::diagnostic::{Diagnostics, SourceFile};
+use crate::diagnostic::{Diagnostic, Diagnostics, SourceFile};
 use crate::taxonomy::{Category, Source};
 use crate::template::Template;
 
@@ -250,6 +251,9 @@ pub struct RuleSet {
     first_pass: OnceLock<Option<FirstPass>>,
     /// The tools some rule reads the successes of: asked of every success.
     reads_successes: ToolFilter,
+    /// Rules of the user's with `enabled = false` that switch off no rule: `check` refuses them
+    /// (a typo in the id), a start or reload does not, as for a rule that can never fire.
+    switching_off_nothing: Vec<Diagnostic>,
 }
 
 /// Which tools a group of rules may apply to, in one match whatever the group's size. It only
@@ -311,6 +315,7 @@ impl RuleSet {
         if !problems.is_empty() {
             return Err(Diagnostics(problems));
         }
+        let switching_off_nothing = switch_off::switching_off_nothing(&user_rules, &default_rules);
         let overridden: std::collections::HashSet<&str> =
             user_rules.iter().map(|r| r.rule.id.as_str()).collect();
         default_rules.retain(|r| !overridden.contains(r.rule.id.as_str()));
@@ -337,6 +342,7 @@ impl RuleSet {
             rules,
             reads_successes,
             first_pass: OnceLock::new(),
+            switching_off_nothing,
         })
     }
 
@@ -377,6 +383,11 @@ impl RuleSet {
 
     pub fn rules(&self) -> &[Rule] {
         &self.rules
+    }
+
+    /// The user's `enabled = false` rules whose id names no default rule, as `check` reports them.
+    pub fn switching_off_nothing(&self) -> &[Diagnostic] {
+        &self.switching_off_nothing
     }
 
     /// Every rule that matches, in the order they are tried.

@@ -140,6 +140,54 @@ fn user_rules_override_defaults_by_id_and_come_first() {
 }
 
 #[test]
+fn enabled_false_alone_switches_a_default_off() {
+    let defaults = [SourceFile::new(
+        "d.toml",
+        "[[rule]]\nid = \"enoent\"\nmatch = \"e\"\ncategory = \"validation\"\n",
+    )];
+    let off = [SourceFile::new(
+        "off.toml",
+        "[[rule]]\nid = \"enoent\"\nenabled = false\n",
+    )];
+    let set = RuleSet::load(&off, &defaults).unwrap_or_else(|e| panic!("{e}"));
+    assert!(set.rules().is_empty());
+    assert!(set.switching_off_nothing().is_empty());
+}
+
+#[test]
+fn a_switch_off_that_names_no_default_is_reported_with_the_id_meant() {
+    let defaults = [SourceFile::new(
+        "d.toml",
+        "[[rule]]\nid = \"enoent\"\nmatch = \"e\"\ncategory = \"validation\"\n",
+    )];
+    let typo = [SourceFile::new(
+        "off.toml",
+        "[[rule]]\nid = \"enoentt\"\nenabled = false\n\
+         [[rule]]\nid = \"parked\"\nenabled = false\nmatch = \"p\"\ncategory = \"business\"\n",
+    )];
+    // Loads (a start or reload is not refused for it): only `check` judges it.
+    let set = RuleSet::load(&typo, &defaults).unwrap_or_else(|e| panic!("{e}"));
+    let reported: Vec<String> = set
+        .switching_off_nothing()
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    // A whole rule parked with `enabled = false` is no switch-off.
+    assert_eq!(
+        reported,
+        [
+            "off.toml:2:6: rule 'enoentt': switches off no rule: there is no default rule \
+          'enoentt'; did you mean 'enoent'?"
+        ]
+    );
+    // Without defaults there is nothing to switch off, and nothing lost.
+    assert!(RuleSet::load(&typo, &[])
+        .unwrap()
+        .switching_off_nothing()
+        .is_empty());
+}
+
+#[test]
 fn embedded_defaults_load() {
     assert!(!RuleSet::defaults().rules().is_empty());
 }
