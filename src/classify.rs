@@ -226,7 +226,6 @@ mod tests {
             id = "permanent"
             match = "denied"
             category = "permission"
-            retry_after = 5
             "#,
         );
         let after = |t| classify(&set, failure(t)).retry_after_seconds;
@@ -234,7 +233,9 @@ mod tests {
         assert_eq!(after("busy, Retry-After: 9"), Some(5));
         assert_eq!(after("overloaded, Retry-After: 9"), Some(9));
         assert_eq!(after("overloaded"), None);
-        assert_eq!(after("denied"), None);
+        // A failure that is not retried has no delay, whatever its text announces (a rule's
+        // own `retry_after` there is refused at load).
+        assert_eq!(after("denied, Retry-After: 9"), None);
     }
 
     #[test]

@@ -166,7 +166,24 @@ impl Settings {
         let base = config_dir(flags);
         let mut user = Vec::new();
         let mut problems = Vec::new();
+        let mut seen: Vec<(PathBuf, &Path)> = Vec::new();
         for path in &files[flags.config.iter().len()..] {
+            // The same file twice would only report each of its rules as its own duplicate.
+            let identity = std::fs::canonicalize(path).unwrap_or_else(|_| path.clone());
+            if let Some((_, first)) = seen.iter().find(|(known, _)| *known == identity) {
+                problems.push(Diagnostic {
+                    file: path.display().to_string(),
+                    line: 0,
+                    col: 0,
+                    rule: None,
+                    message: format!(
+                        "the same rule file as {} is given twice: name each file once",
+                        first.display()
+                    ),
+                });
+                continue;
+            }
+            seen.push((identity, path));
             match SourceFile::read(path) {
                 Ok(file) => user.push(file),
                 Err(d) => problems.push(d),
@@ -501,7 +518,7 @@ fn read_config(path: &Path) -> Result<(SourceFile, ConfigFile), Diagnostics> {
     match toml::from_str(&file.text) {
         Ok(config) => Ok((file, config)),
         Err(e) => {
-            let d: Diagnostic = file.diagnostic(e.span(), None, e.message().trim_end());
+            let d: Diagnostic = file.toml_diagnostic(&e, None);
             Err(Diagnostics(vec![d]))
         }
     }
@@ -576,6 +593,32 @@ mod tests {
         assert_eq!(s.close_wait, Duration::from_millis(10));
         assert_eq!(s.term_wait, Duration::from_millis(1500));
         assert_eq!(s.env["A"], "1");
+    }
+
+    #[test]
+    fn a_rule_file_named_twice_is_said_to_be_one_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let rules = write(
+            dir.path(),
+            "mine.toml",
+            "[[rule]]\nid = \"mine\"\nmatch = \"x\"\ncategory = \"business\"\n",
+        );
+        // Once by the flag, once by the config file's own relative name.
+        let config = write(dir.path(), "config.toml", "rules = [\"mine.toml\"]\n");
+        let flags = Flags {
+            config: Some(config),
+            rules: vec![rules.clone()],
+            ..Flags::default()
+        };
+        let e = Settings::load(&flags).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            format!(
+                "{}: the same rule file as {} is given twice: name each file once",
+                dir.path().join("mine.toml").display(),
+                rules.display()
+            )
+        );
     }
 
     #[test]

@@ -3,16 +3,16 @@
 
 use std::collections::HashMap;
 use std::ops::Range;
-use std::sync::LazyLock;
 
 use globset::{Glob, GlobSetBuilder};
-use regex::Regex;
 use serde::Deserialize;
 use toml::Spanned;
 
+use super::lint::{contradiction, unscoped_success_rule};
+use super::locate::{inline_rule_id_around, rule_id_around, Lines};
 use super::{Example, LazyRegex, Rule, EMBEDDED_DEFAULTS};
 use crate::classify::MAX_RETRY_AFTER_SECONDS;
-use crate::diagnostic::{line_col, Diagnostic, SourceFile};
+use crate::diagnostic::{Diagnostic, SourceFile};
 use crate::taxonomy::{self, Category, Source};
 use crate::template::{Template, BUILTINS};
 
@@ -41,7 +41,7 @@ struct RawRule {
     rpc_codes: Vec<i64>,
     category: Option<Spanned<Category>>,
     code: Option<Spanned<String>>,
-    retryable: Option<bool>,
+    retryable: Option<Spanned<bool>>,
     retry_after: Option<Spanned<u64>>,
     message: Option<Spanned<String>>,
     user_message: Option<Spanned<String>>,
@@ -97,7 +97,7 @@ pub(super) fn compile_file(
                 rule_id_around(&file.text, s.start)
                     .or_else(|| inline_rule_id_around(&file.text, s.start))
             });
-            problems.push(file.diagnostic(e.span(), rule.as_deref(), e.message().trim_end()));
+            problems.push(file.toml_diagnostic(&e, rule.as_deref()));
             return Vec::new();
         }
     };
@@ -279,6 +279,16 @@ fn compile_rule(
         || category.default_code().to_owned(),
         |c| c.get_ref().clone(),
     );
+    if category != Category::Unknown {
+        if let Some((span, why)) = contradiction(
+            category,
+            &code,
+            raw.retryable.as_ref(),
+            raw.retry_after.as_ref(),
+        ) {
+            problem(span, why);
+        }
+    }
 
     // Unchecked patterns (`None`) are those of trusted files, whose placeholders are checked too.
     let known = |name: &str| {
@@ -357,6 +367,7 @@ fn compile_rule(
             rpc_codes: raw.rpc_codes,
             retryable: raw
                 .retryable
+                .map(Spanned::into_inner)
                 .unwrap_or_else(|| taxonomy::default_retryable(category, &code)),
             category,
             code,
@@ -369,53 +380,6 @@ fn compile_rule(
             id,
         },
     })
-}
-
-/// Successful results that are nothing but successes, short and ordinary: a success rule
-/// without `tools` that matches one of them would turn successes of every tool into errors.
-const ORDINARY_SUCCESSES: &[&str] = &[
-    "",
-    " ",
-    "a",
-    "ok",
-    "OK",
-    "true",
-    "0",
-    "[]",
-    "{}",
-    "null",
-    "done",
-    "Success",
-    "Hello, world!",
-    "{\"temperature\": 21}",
-    "The file was written.",
-];
-
-/// Why a `source = "success"` rule without `tools` is not scoped to the exact phrasing of a
-/// failure, and where: it has no `match`, or its `match` (which must compile) takes an ordinary
-/// success too. Whether a phrasing is exact cannot be judged in general; a pattern that matches
-/// an empty or short everyday text certainly is not.
-fn unscoped_success_rule(
-    pattern: Option<&Spanned<String>>,
-) -> Option<(Option<Range<usize>>, String)> {
-    let Some(pattern) = pattern else {
-        return Some((
-            None,
-            "a rule with source = \"success\" needs 'tools' or a 'match' on the failure's exact \
-             phrasing: without either it turns every successful result into an error"
-                .into(),
-        ));
-    };
-    let regex = super::build(pattern.get_ref()).ok()?;
-    let success = ORDINARY_SUCCESSES.iter().find(|s| regex.is_match(s))?;
-    Some((
-        Some(pattern.span()),
-        format!(
-            "a rule with source = \"success\" and no 'tools' must match only the exact phrasing of \
-             a failure, but this 'match' also takes the ordinary success {success:?}: scope it \
-             with 'tools', or match the failure's own words (such as '^Database error: ')"
-        ),
-    ))
 }
 
 pub(super) fn check_unique_ids(rules: &[Loaded], problems: &mut Vec<Diagnostic>) {
@@ -434,72 +398,6 @@ pub(super) fn check_unique_ids(rules: &[Loaded], problems: &mut Vec<Diagnostic>)
             });
         }
     }
-}
-
-/// [`line_col`] for the many offsets of one file (every rule and example): the line starts are
-/// found once instead of counting from the top each time.
-struct Lines<'t> {
-    text: &'t str,
-    /// Byte offset of each line's start.
-    starts: Vec<usize>,
-}
-
-impl<'t> Lines<'t> {
-    fn new(text: &'t str) -> Self {
-        let newlines = memchr::memchr_iter(b'\n', text.as_bytes()).map(|i| i + 1);
-        Lines {
-            text,
-            starts: std::iter::once(0).chain(newlines).collect(),
-        }
-    }
-
-    /// 1-based line and column (in characters) of a byte offset, as [`line_col`] gives them.
-    fn line_col(&self, offset: usize) -> (usize, usize) {
-        if !self.text.is_char_boundary(offset.min(self.text.len())) {
-            return line_col(self.text, offset);
-        }
-        let offset = offset.min(self.text.len());
-        let line = self.starts.partition_point(|&start| start <= offset);
-        let col = self.text[self.starts[line - 1]..offset].chars().count() + 1;
-        (line, col)
-    }
-}
-
-/// The id of the `[[rule]]` table around a byte offset, found in the text itself: a file that
-/// does not deserialize has no parsed rules to ask. The table is the last header up to the end
-/// of the offset's line (an error at a header points at the header); a `[[rule.example]]`
-/// belongs to the rule before it; any other table is no rule.
-fn rule_id_around(text: &str, offset: usize) -> Option<String> {
-    static HEADER: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"(?m)^[ \t]*(\[\[?)[ \t]*([^\]\n]*?)[ \t]*\]").expect("valid")
-    });
-    static ID: LazyLock<Regex> =
-        LazyLock::new(|| Regex::new(r#"(?m)^\s*id\s*=\s*["']([^"'\n]*)["']"#).expect("valid"));
-    let offset = offset.min(text.len());
-    let line_end = text[offset..].find('\n').map_or(text.len(), |i| offset + i);
-    let mut rule = None;
-    for header in HEADER.captures_iter(&text[..line_end]) {
-        match (&header[1], &header[2]) {
-            ("[[", "rule") => rule = Some(header.get(0).expect("whole").end()),
-            ("[[", "rule.example") => {}
-            _ => rule = None,
-        }
-    }
-    let body = &text[rule?..];
-    let body = HEADER.find(body).map_or(body, |next| &body[..next.start()]);
-    ID.captures(body).map(|c| c[1].to_owned())
-}
-
-/// The id of the inline rule (`rule = [{ id = "...", ... }]`) around a byte offset, in a file
-/// that is TOML but not a rule file. No table headers to go by there: the TOML's own spans.
-fn inline_rule_id_around(text: &str, offset: usize) -> Option<String> {
-    let doc = toml_edit::ImDocument::parse(text).ok()?;
-    let rules = doc.get("rule")?.as_array()?;
-    let rule = rules
-        .iter()
-        .filter_map(toml_edit::Value::as_inline_table)
-        .find(|rule| rule.span().is_some_and(|span| span.contains(&offset)))?;
-    rule.get("id")?.as_str().map(str::to_owned)
 }
 
 #[cfg(test)]
@@ -626,6 +524,54 @@ mod tests {
     }
 
     #[test]
+    fn a_verdict_that_contradicts_itself_is_refused_at_its_key() {
+        let rule = |keys: &str| format!("[[rule]]\nid = \"r\"\nmatch = \"x\"\n{keys}\n");
+        assert_eq!(
+            errors(&rule("category = \"permission\"\nretryable = true")),
+            [
+                "r.toml:5:13: rule 'r': retryable = true contradicts category permission: access \
+                 that was refused is escalated to a human, so it is never retried; if this failure \
+                 passes by itself, give it category transient and a code that says so"
+            ]
+        );
+        let e = errors(&rule("code = \"NOT_FOUND\"\nretryable = true"));
+        assert!(
+            e[0].starts_with("r.toml:5:13: rule 'r': retryable = true contradicts code NOT_FOUND"),
+            "{e:?}"
+        );
+        assert_eq!(
+            errors(&rule("category = \"validation\"\nretry_after = 5")),
+            [
+                "r.toml:5:15: rule 'r': 'retry_after' is for failures that are retried, and a \
+                 validation failure with code VALIDATION_ERROR is not (set retryable = true if it \
+                 is): the delay would never be sent"
+            ]
+        );
+        let e = errors(&rule(
+            "category = \"transient\"\nretryable = false\nretry_after = 5",
+        ));
+        assert!(e[0].contains("is not (retryable = false)"), "{e:?}");
+        // What the seeds allow: a retried business failure with its delay, a permission
+        // failure said not retryable, a transient delay, a quota's code on a retried failure.
+        for fine in [
+            "category = \"business\"\nretryable = true\nretry_after = 60",
+            "category = \"permission\"\nretryable = false",
+            "category = \"transient\"\nretry_after = 5",
+            "code = \"RATE_LIMITED\"\nretry_after = 5",
+        ] {
+            assert!(load(&rule(fine)).is_ok(), "{fine}");
+        }
+    }
+
+    #[test]
+    fn a_backslash_in_double_quotes_is_answered_with_single_quotes() {
+        let e = errors("[[rule]]\nid = \"r\"\nmatch = \"\\d+ files\"\ncategory = \"business\"\n");
+        assert!(e[0].starts_with("r.toml:3:"), "{e:?}");
+        assert!(e[0].contains("rule 'r': invalid escape sequence"), "{e:?}");
+        assert!(e[0].contains("single quotes, '\\d+ files'"), "{e:?}");
+    }
+
+    #[test]
     fn a_success_rule_without_tools_must_match_only_a_failure() {
         let rule = |rest: &str| {
             format!("[[rule]]\nid = \"s\"\nsource = \"success\"\ncategory = \"business\"\n{rest}")
@@ -661,19 +607,6 @@ mod tests {
               no control characters (newlines, tabs, escapes)"]
         );
         assert!(load("[[rule]]\nid = \"règle-é🦀 x\"\ncategory = \"business\"\n").is_ok());
-    }
-
-    #[test]
-    fn lines_agree_with_line_col() {
-        let text = "a\nbé\n\nxyz\n";
-        let lines = super::Lines::new(text);
-        for offset in 0..=text.len() + 2 {
-            assert_eq!(
-                lines.line_col(offset),
-                crate::diagnostic::line_col(text, offset),
-                "{offset}"
-            );
-        }
     }
 
     #[test]

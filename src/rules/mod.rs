@@ -11,7 +11,9 @@
 //! with the id of a default rule replaces it.
 
 mod first_pass;
+mod lint;
 mod load;
+mod locate;
 mod switch_off;
 
 use std::sync::OnceLock;
