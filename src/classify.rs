@@ -91,11 +91,15 @@ fn plain_message(failure: Failure) -> String {
     }
 }
 
-/// The longest retry delay anything says, in seconds: a day. A rule's `retry_after` and
-/// `[retry] max_retry_after_seconds` are refused above it; a delay found in a failure's text is
-/// said as a day (a failure that lasts longer is not one to wait on). It keeps every delay far
-/// from overflowing as milliseconds and exact as a JSON number.
+/// The longest retry delay the proxy itself waits or says, in seconds: a day. A rule's
+/// `retry_after` and `[retry] max_retry_after_seconds` are refused above it, which keeps every
+/// delay the proxy sleeps far from overflowing as milliseconds.
 pub const MAX_RETRY_AFTER_SECONDS: u64 = 86_400;
+
+/// The longest delay a failure's text (or a rule's capture) can announce: the largest integer a
+/// JSON number holds exactly. A longer one is not cut to a day, which would make a proxy whose
+/// `max_retry_after_seconds` is a day retry early: it goes to the agent as announced.
+pub const MAX_ANNOUNCED_SECONDS: u64 = (1 << 53) - 1;
 
 /// A retry delay announced in the text: `Retry-After: 120`, `retry after 30s`,
 /// `retry_after_ms: 1500`, `Please try again in 20s`, `try again in 1m30s`.
@@ -105,7 +109,7 @@ pub fn retry_after_hint(text: &str) -> Option<u64> {
             r#"(?ix)
             (?: retry[-_\s]?after(?P<ms>[-_]?ms)? ["']? \s* [:=]? \s*
               | try \s+ again \s+ in \s+ )
-            (?P<n>\d+(?:\.\d+)?) \s* (?P<unit>ms|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hours?)?
+            (?P<n>\d+(?:\.\d+)?) \s* (?P<unit>ms|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hours?|d|days?|w|weeks?)?
             (?: (?P<n2>\d+(?:\.\d+)?) \s* (?P<unit2>s|secs?|seconds?) )?
             \b"#,
         )
@@ -121,22 +125,24 @@ pub fn retry_after_hint(text: &str) -> Option<u64> {
         Some(n2) => seconds(n2.as_str(), c.name("unit2").map(|u| u.as_str()))?,
         None => 0,
     };
-    Some((first + second).min(MAX_RETRY_AFTER_SECONDS))
+    Some(first.saturating_add(second).min(MAX_ANNOUNCED_SECONDS))
 }
 
 /// Whole seconds (rounded up, so a client never retries early) of a number in a unit, at most
-/// [`MAX_RETRY_AFTER_SECONDS`]; no unit means seconds.
+/// [`MAX_ANNOUNCED_SECONDS`]; no unit means seconds.
 fn seconds(number: &str, unit: Option<&str>) -> Option<u64> {
     let n: f64 = number.trim().parse().ok()?;
     let factor = match unit.map(|u| u.to_ascii_lowercase()) {
         None => 1.0,
         Some(u) if u.starts_with("ms") || u.starts_with("milli") => 0.001,
         Some(u) if u.starts_with('h') => 3600.0,
+        Some(u) if u.starts_with('d') => 86_400.0,
+        Some(u) if u.starts_with('w') => 604_800.0,
         Some(u) if u.starts_with('m') => 60.0,
         Some(_) => 1.0,
     };
     let secs = (n * factor).ceil();
-    (secs.is_finite() && secs >= 0.0).then_some((secs as u64).min(MAX_RETRY_AFTER_SECONDS))
+    (secs.is_finite() && secs >= 0.0).then_some((secs as u64).min(MAX_ANNOUNCED_SECONDS))
 }
 
 #[cfg(test)]
@@ -174,21 +180,24 @@ mod tests {
     }
 
     #[test]
-    fn announced_delays_are_at_most_a_day() {
-        let day = Some(MAX_RETRY_AFTER_SECONDS);
-        assert_eq!(retry_after_hint("Retry-After: 86400"), day);
-        assert_eq!(retry_after_hint("Retry-After: 86401"), day);
-        assert_eq!(retry_after_hint("retry after 9223372036854775807"), day);
+    fn announced_delays_are_kept_as_long_as_json_holds_them_exactly() {
+        let most = Some(MAX_ANNOUNCED_SECONDS);
+        assert_eq!(retry_after_hint("Retry-After: 86400"), Some(86_400));
+        assert_eq!(retry_after_hint("Retry-After: 172800"), Some(172_800));
+        // Not two seconds.
+        assert_eq!(retry_after_hint("try again in 2 days"), Some(172_800));
+        assert_eq!(retry_after_hint("retry after 1 week"), Some(604_800));
+        assert_eq!(retry_after_hint("retry after 9223372036854775807"), most);
         // Each part saturated alone would overflow their sum.
         assert_eq!(
             retry_after_hint("try again in 99999999999999999999999m 30s"),
-            day
+            most
         );
         let set = rules(
             "[[rule]]\nid = \"c\"\nmatch = 'wait (?P<retry_after>\\d+)'\ncode = \"RATE_LIMITED\"\n",
         );
         let after = classify(&set, failure("wait 18446744073709551615000")).retry_after_seconds;
-        assert_eq!(after, day);
+        assert_eq!(after, most);
     }
 
     #[test]

@@ -603,11 +603,14 @@ mod tests {
             "mine.toml",
             "[[rule]]\nid = \"mine\"\nmatch = \"x\"\ncategory = \"business\"\n",
         );
-        // Once by the flag, once by the config file's own relative name.
-        let config = write(dir.path(), "config.toml", "rules = [\"mine.toml\"]\n");
+        // Once by the config file, under a name of its own (`./`), once by the flag through a
+        // link: two names, one file.
+        let link = dir.path().join("link.toml");
+        std::os::unix::fs::symlink(&rules, &link).unwrap();
+        let config = write(dir.path(), "config.toml", "rules = [\"./mine.toml\"]\n");
         let flags = Flags {
             config: Some(config),
-            rules: vec![rules.clone()],
+            rules: vec![link.clone()],
             ..Flags::default()
         };
         let e = Settings::load(&flags).unwrap_err().to_string();
@@ -615,8 +618,8 @@ mod tests {
             e,
             format!(
                 "{}: the same rule file as {} is given twice: name each file once",
-                dir.path().join("mine.toml").display(),
-                rules.display()
+                dir.path().join("./mine.toml").display(),
+                link.display()
             )
         );
     }

@@ -97,14 +97,15 @@ impl SourceFile {
         }
     }
 
-    /// A diagnostic for a TOML error in this file. A regex written in double quotes is the
-    /// usual cause of an invalid escape (`"\d"`): the message says how to write it instead.
+    /// A diagnostic for a TOML error in this file, on one line like every other. A regex (or
+    /// a Windows path) written in double quotes is the usual cause of an invalid escape
+    /// (`"\d"`): the message says how to write it instead.
     pub fn toml_diagnostic(&self, e: &toml::de::Error, rule: Option<&str>) -> Diagnostic {
-        let mut message = e.message().trim_end().to_owned();
+        let mut message = e.message().trim_end().replace('\n', " ");
         if message.starts_with("invalid escape sequence") {
             message.push_str(
-                "\n(a regex is best written in single quotes, '\\d+ files', where a backslash \
-                 is kept as written; in double quotes it is doubled, \"\\\\d+ files\")",
+                " (in single quotes a backslash stays as written: '\\d+ files', 'C:\\Users'; \
+                 in double quotes it is doubled: \"\\\\d+ files\")",
             );
         }
         self.diagnostic(e.span(), rule, message)

@@ -497,6 +497,10 @@ mod tests {
             p.retry_delay("t", Some(&ro), &e, 2, 0.999),
             Some(Duration::from_secs(MAX_RETRY_AFTER_SECONDS))
         );
+        // A failure that announces two days is not retried after one: it goes to the agent.
+        let two_days = crate::classify::retry_after_hint("Retry-After: 172800");
+        let e = error(Category::Transient, true, two_days);
+        assert_eq!(p.retry_delay("t", Some(&ro), &e, 1, 0.5), None);
     }
 
     #[test]

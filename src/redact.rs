@@ -25,6 +25,11 @@ const MIN_QUOTED_SECRET: usize = 6;
 /// How much of an argument's string is searched for secrets to mask elsewhere: a secret sits
 /// near the key that names it, and what the proxy repeats of a long argument is its head.
 const ARGUMENT_SCAN_BYTES: usize = 4096;
+/// How much of a call's arguments is searched for secrets in all: what is quoted of them is
+/// at most 8 KiB, and each string masked again by itself where it is quoted.
+const ARGUMENTS_SCAN_BYTES: usize = 64 << 10;
+/// What stands between two strings of the arguments searched together.
+const STRINGS_APART: &str = "\n\u{1}\n";
 
 /// `text` as the patterns read it: without ANSI colour codes, and with quotes that came escaped
 /// (HTML's `&quot;`, a JSON `\u0022` quoted once more) as quotes, so that
@@ -273,8 +278,11 @@ impl Redactor {
     /// wherever the proxy quotes them (the same password as another argument's value).
     pub fn secrets_in_value(&self, value: &Value) -> Vec<String> {
         let mut found = Vec::new();
-        // The strings are searched together, a line each: one scan for most calls, which show
-        // no secret.
+        // With no pattern at all (`defaults = false` and none of yours), nothing is masked.
+        if !self.active() {
+            return found;
+        }
+        // The strings are searched together, one scan for most calls, which show no secret.
         let mut text = String::new();
         collect_strings(value, &mut text, &mut found);
         if self.finds_any(&text) {
@@ -293,6 +301,9 @@ impl Redactor {
 
     /// `text` with every secret masked, `known` ones included wherever they are.
     pub fn text_knowing<'a>(&self, text: &'a str, known: &[String]) -> Cow<'a, str> {
+        if !self.active() {
+            return Cow::Borrowed(text);
+        }
         let out = without_known(text, known);
         if let Cow::Owned(masked) = self.text(&out) {
             return Cow::Owned(masked);
@@ -321,10 +332,14 @@ impl Redactor {
                         *value = Value::String(MASK.to_owned());
                     }
                 }
-                // A command line as a list (`["--password", "x"]`): a secret's flag, its value.
+                // A command line as a list (`["--password", "x"]`): a secret's flag, its value
+                // (the flags found first: `["--token", "--password", "x"]` masks "x").
+                let flags: Vec<bool> = items
+                    .iter()
+                    .map(|v| v.as_str().is_some_and(is_secret_flag))
+                    .collect();
                 for at in 1..items.len() {
-                    let flag = items[at - 1].as_str().is_some_and(is_secret_flag);
-                    if flag && items[at].is_string() {
+                    if flags[at - 1] && !flags[at] && items[at].is_string() {
                         items[at] = Value::String(MASK.to_owned());
                     }
                 }
@@ -393,13 +408,15 @@ fn is_secret_flag(word: &str) -> bool {
         .any(|s| name.ends_with(s))
 }
 
-/// The strings of `value` (each one's head) into `text`, a line each; the strings a secret's
-/// key holds into `found`.
+/// The strings of `value` (each one's head, [`ARGUMENTS_SCAN_BYTES`] of them in all) into
+/// `text`, apart; the strings a secret's key holds into `found`.
 fn collect_strings(value: &Value, text: &mut String, found: &mut Vec<String>) {
     match value {
-        Value::String(s) => {
+        Value::String(s) if text.len() < ARGUMENTS_SCAN_BYTES => {
             text.push_str(&s[..floor_char_boundary(s, ARGUMENT_SCAN_BYTES.min(s.len()))]);
-            text.push('\n');
+            // No pattern reads across a control character between two lines, as `\s` reads
+            // across a newline: `{"q": "reset token", "user": "alice12345"}` is no token.
+            text.push_str(STRINGS_APART);
         }
         Value::Array(items) => items.iter().for_each(|v| collect_strings(v, text, found)),
         Value::Object(map) => {

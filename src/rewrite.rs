@@ -509,22 +509,24 @@ fn shorten(arguments: &mut Value, redactor: &Redactor, known: &[String]) {
     fn head(s: &str, bytes: usize) -> &str {
         &s[..floor_char_boundary(s, bytes.min(s.len()))]
     }
-    fn strings(v: &mut Value, redactor: &Redactor) {
+    fn strings(v: &mut Value, redactor: &Redactor, known: &[String]) {
         match v {
             Value::String(s) if s.len() > QUERY_STRING_BYTES => {
-                let masked = redactor.text(head(s, 4 * QUERY_STRING_BYTES));
+                // The known ones too: a password another argument holds, cut in half, would no
+                // longer be found whole.
+                let masked = redactor.text_knowing(head(s, 4 * QUERY_STRING_BYTES), known);
                 *s = format!(
                     "{}… [{} bytes in all]",
                     head(&masked, QUERY_STRING_BYTES),
                     s.len()
                 );
             }
-            Value::Array(items) => items.iter_mut().for_each(|v| strings(v, redactor)),
-            Value::Object(map) => map.values_mut().for_each(|v| strings(v, redactor)),
+            Value::Array(items) => items.iter_mut().for_each(|v| strings(v, redactor, known)),
+            Value::Object(map) => map.values_mut().for_each(|v| strings(v, redactor, known)),
             _ => {}
         }
     }
-    strings(arguments, redactor);
+    strings(arguments, redactor, known);
     redactor.value_knowing(arguments, known);
     let size = serde_json::to_vec(arguments).map_or(0, |json| json.len());
     if size > QUERY_BYTES {

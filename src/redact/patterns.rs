@@ -80,10 +80,11 @@ pub const DEFAULT_PATTERNS: &[(&str, &str)] = &[
         // chain (`token: x509: ...`, `token: 401: ...`): `token: expired`,
         // `token: invalid_grant`, `password: too-short` are words to keep. A value runs on past
         // a `,`, `;`, `)` or `\` with more of it after (`d5h;1bi;zO4`), not past one a space
-        // follows.
+        // follows; a list of words (`basic,bearer`, `required,min=8`) has no digit after its
+        // separator, or one only in a `key=value`.
         concat!(
             secret_key!(),
-            r#":\s+(?P<secret>(?:[a-z]*[^a-z0-9=\s"'`&,;}).:!?_/(<\[\\|>-][^\s"'`&,;}):\\]*|[a-z]+[0-9][^\s"'`&,;}):\\]*|[0-9]+[^0-9\s"'`&,;}):\\/][^\s"'`&,;}):\\]*|[0-9]{6,}|[a-z]{16,}|[a-z0-9+/=]{30,}|[0-9]*[a-z+][a-z0-9+]*/[a-z0-9+/]*[0-9+][a-z0-9+/]*={0,2}|[^\s"'`&,;}):\\]+(?:[,;)]|\\[^rnt"\\])[^\s"'`&,;}):\\]+|[a-z]+(?:[_-][a-z]+)*[_-][0-9]{3,}[^\s"'`&,;}):\\]*|[!_.][^\s"'`&,;}):\\]*[0-9][^\s"'`&,;}):\\]*|[^\s"'`&,;}):\\]+:[^\s"'`&,;}):\\/][^\s"'`&,;})\\]*)(?:(?:[,;)]|\\[^rnt"\\])[^\s"'`&,;}):\\]+)*)(?:$|[\s"'`&,;})]|\\[rnt])"#,
+            r#":\s+(?P<secret>(?:[a-z]*[^a-z0-9=\s"'`&,;}).:!?_/(<\[\\|>-][^\s"'`&,;}):\\]*|[a-z]+[0-9][^\s"'`&,;}):\\]*|[0-9]+[^0-9\s"'`&,;}):\\/][^\s"'`&,;}):\\]*|[0-9]{6,}|[a-z]{16,}|[a-z0-9+/=]{30,}|[0-9]*[a-z+][a-z0-9+]*/[a-z0-9+/]*[0-9+][a-z0-9+/]*={0,2}|[^\s"'`&,;}):\\]+(?:[,;)]|\\[^rnt"\\])[^\s"'`&,;}):\\=]*[0-9][^\s"'`&,;}):\\=]*=*|[a-z]+(?:[_-][a-z]+)*[_-][0-9]{3,}[^\s"'`&,;}):\\]*|[!_.][^\s"'`&,;}):\\]*[0-9][^\s"'`&,;}):\\]*|[^\s"'`&,;}):\\]+:[^\s"'`&,;}):\\/][^\s"'`&,;})\\]*)(?:(?:[,;)]|\\[^rnt"\\])[^\s"'`&,;}):\\]+)*)(?:$|[\s"'`&,;})]|\\[rnt])"#,
         ),
     ),
     (
@@ -108,8 +109,9 @@ pub const DEFAULT_PATTERNS: &[(&str, &str)] = &[
     (
         "env-assignment",
         // `DB_PASSWORD=Xk9#mQ2;vL8p` in an environment dump: to the next space or quote, `;`
-        // and `,` included (`key-value` stops there, for query strings and code).
-        r#"(?m)(?:^|[\s'"])(?:export\s+)?[A-Z][A-Z0-9_]*(?:PASSWORD|PASSWD|PWD|SECRET|TOKEN|API_?KEY|ACCESS_KEY|PRIVATE_KEY|SECRET_KEY|_PASS|_PW)=(?P<secret>[^\s"'`]+(?:["'`][^\s"'`]+)*)"#,
+        // and `,` included (`key-value` stops there, for query strings and code); past a quote
+        // inside it (`ab'cd`), not one that ends an item of a list (`"A_TOKEN=x","PATH=/bin"`).
+        r#"(?m)(?:^|[\s'"])(?:export\s+)?[A-Z][A-Z0-9_]*(?:PASSWORD|PASSWD|PWD|SECRET|TOKEN|API_?KEY|ACCESS_KEY|PRIVATE_KEY|SECRET_KEY|_PASS|_PW)=(?P<secret>[^\s"'`]+(?:["'`][^\s"'`,;:\])}][^\s"'`]*)*)"#,
     ),
     (
         "secret-after-word",

@@ -678,6 +678,11 @@ fn masks_the_shapes_a_fifth_review_found() {
         ("invalid config: password: ab,EaYR4HPKl003", "invalid config: password: [REDACTED]"),
         ("DB_PASSWORD=ab'cdUXYMN3wOQK20 rejected", "DB_PASSWORD=[REDACTED] rejected"),
         (
+            r#"env: ["DB_PASSWORD=hunter2xx","PATH=/usr/bin","HOME=/root"]"#,
+            r#"env: ["DB_PASSWORD=[REDACTED]","PATH=/usr/bin","HOME=/root"]"#,
+        ),
+        ("invalid config: password: ab,EaYR4HPKl003==", "invalid config: password: [REDACTED]"),
+        (
             "environment: passwd: e/mGGI+W4FJCZ4m2E3xNpGLH (must be a mapping)",
             "environment: passwd: [REDACTED] (must be a mapping)",
         ),
@@ -726,6 +731,10 @@ fn leaves_what_the_fifth_reviews_shapes_could_take_for_secrets() {
         "token: 150000/128000",
         "password: too-short, try again",
         "Digest authentication failed",
+        "supported auth: basic,bearer",
+        "password: required,min=8",
+        "token: expired;refresh",
+        "allowed pass: ssh;https",
     ]
     .into_iter()
     .filter(|text| r(text) != *text)
@@ -743,6 +752,37 @@ fn a_secret_flags_value_in_a_list_is_masked() {
         args,
         serde_json::json!({"args": ["--user", "app", "--password", "[REDACTED]", "-v"]})
     );
+    // A flag after a secret's flag is a flag, not its value: the value after it is masked.
+    let mut args = serde_json::json!(["--token", "--password", "Dr5t39By2H1rIQwz"]);
+    Redactor::defaults().value(&mut args);
+    assert_eq!(
+        args,
+        serde_json::json!(["--token", "--password", "[REDACTED]"])
+    );
+}
+
+#[test]
+fn the_arguments_strings_are_searched_apart() {
+    let r = Redactor::defaults();
+    // Read as one text, "token" and the next argument would be a key and its value.
+    let found = r.secrets_in_value(&json!({"q": "reset token", "user": "alice12345"}));
+    assert!(found.is_empty(), "{found:?}");
+    let found = r.secrets_in_value(&json!({"q": "token: alice12345"}));
+    assert_eq!(found, ["alice12345"]);
+}
+
+#[test]
+fn with_no_pattern_nothing_is_masked_not_even_a_secrets_key() {
+    let config = RedactConfig {
+        defaults: false,
+        patterns: Vec::new(),
+        attempted_query: QueryDetail::Full,
+    };
+    let r = Redactor::new(&config).unwrap();
+    let known = r.secrets_in_value(&json!({"password": "Dr5t39By2H1rIQwz"}));
+    assert!(known.is_empty(), "{known:?}");
+    let text = "login failed for Dr5t39By2H1rIQwz";
+    assert_eq!(r.text_knowing(text, &["Dr5t39By2H1rIQwz".into()]), text);
 }
 
 #[test]

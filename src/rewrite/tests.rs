@@ -475,6 +475,26 @@ fn the_upstreams_other_members_are_masked_in_the_rewritten_result() {
 }
 
 #[test]
+fn a_known_secret_a_long_argument_repeats_across_its_cut_is_masked_whole() {
+    let r = rewriter(Profile::Mcp);
+    let mut a = answered(None, false);
+    // The password begins a few bytes before the 256-byte cut of the long string.
+    let long = format!("{}C9BIDVFrVHCM6GyG and more", "x ".repeat(124));
+    a.call.params = raw(&format!(
+        r#"{{"name":"login","arguments":{{"password":"C9BIDVFrVHCM6GyG","note":"{long}"}}}}"#
+    ));
+    let out = rewrite_result(
+        &r,
+        &a,
+        r#"{"content":[{"type":"text","text":"ENOENT: no such file"}],"isError":true}"#,
+    )
+    .expect("rewritten")
+    .to_string();
+    assert!(out.contains("bytes in all"), "the string was cut: {out}");
+    assert!(!out.contains("C9BIDV"), "{out}");
+}
+
+#[test]
 fn a_secret_the_arguments_or_the_upstream_show_is_masked_wherever_the_arguments_repeat_it() {
     let r = rewriter(Profile::Mcp);
     let mut a = answered(None, false);

@@ -169,7 +169,8 @@ fn compile_rule(
         .as_ref()
         .filter(|s| *s.get_ref() == Source::Success)
     {
-        if raw.tools.is_empty() && !trusted {
+        // A rule parked with `enabled = false` turns nothing into an error.
+        if raw.tools.is_empty() && !trusted && raw.enabled {
             if let Some((span, why)) = unscoped_success_rule(raw.pattern.as_ref()) {
                 problem(span.unwrap_or(s.span()), why);
             }
@@ -568,7 +569,11 @@ mod tests {
         let e = errors("[[rule]]\nid = \"r\"\nmatch = \"\\d+ files\"\ncategory = \"business\"\n");
         assert!(e[0].starts_with("r.toml:3:"), "{e:?}");
         assert!(e[0].contains("rule 'r': invalid escape sequence"), "{e:?}");
-        assert!(e[0].contains("single quotes, '\\d+ files'"), "{e:?}");
+        assert!(
+            e[0].contains("in single quotes a backslash stays as written: '\\d+ files'"),
+            "{e:?}"
+        );
+        assert!(!e[0].contains('\n'), "one line: {e:?}");
     }
 
     #[test]
@@ -594,6 +599,8 @@ mod tests {
         );
         assert!(load(&rule("match = '^Database error: '\n")).is_ok());
         assert!(load(&rule("match = '.*'\ntools = [\"query\"]\n")).is_ok());
+        // Parked, it turns nothing into an error.
+        assert!(load(&rule("match = '.*'\nenabled = false\n")).is_ok());
     }
 
     #[test]
