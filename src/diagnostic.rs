@@ -182,6 +182,11 @@ pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
     (line, col)
 }
 
+/// The first `bytes` of `text` at most, cut at a char boundary.
+pub(crate) fn head(text: &str, bytes: usize) -> &str {
+    &text[..floor_char_boundary(text, bytes.min(text.len()))]
+}
+
 /// The largest char boundary of `text` at or before `offset` (at most `text.len()`).
 pub(crate) fn floor_char_boundary(text: &str, mut offset: usize) -> usize {
     while !text.is_char_boundary(offset) {

@@ -9,7 +9,7 @@ use regex::{Regex, RegexBuilder};
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::diagnostic::floor_char_boundary;
+use crate::diagnostic::head;
 
 mod patterns;
 
@@ -28,8 +28,11 @@ const ARGUMENT_SCAN_BYTES: usize = 4096;
 /// How much of a call's arguments is searched for secrets in all: what is quoted of them is
 /// at most 8 KiB, and each string masked again by itself where it is quoted.
 const ARGUMENTS_SCAN_BYTES: usize = 64 << 10;
-/// What stands between two strings of the arguments searched together.
-const STRINGS_APART: &str = "\n\u{1}\n";
+/// What stands between two strings of the arguments searched together: a line each, so that
+/// a command and its arguments in members of their own (`{"command": "curl", "args": ["-u",
+/// "bob:x"]}`) are read as the one command line; a key word ends with its line
+/// (`{"q": "reset token", "user": "alice12345"}` shows no token).
+const STRINGS_APART: &str = "\n";
 
 /// `text` as the patterns read it: without ANSI colour codes, and with quotes that came escaped
 /// (HTML's `&quot;`, a JSON `\u0022` quoted once more) as quotes, so that
@@ -334,12 +337,14 @@ impl Redactor {
                 }
                 // A command line as a list (`["--password", "x"]`): a secret's flag, its value
                 // (the flags found first: `["--token", "--password", "x"]` masks "x").
-                let flags: Vec<bool> = items
+                let flags: Vec<Secrecy> = items
                     .iter()
-                    .map(|v| v.as_str().is_some_and(is_secret_flag))
+                    .map(|v| v.as_str().map_or(Secrecy::None, flag_secrecy))
                     .collect();
                 for at in 1..items.len() {
-                    if flags[at - 1] && !flags[at] && items[at].is_string() {
+                    let hidden = flags[at] == Secrecy::None
+                        && items[at].as_str().is_some_and(|s| flags[at - 1].hides(s));
+                    if hidden {
                         items[at] = Value::String(MASK.to_owned());
                     }
                 }
@@ -354,24 +359,36 @@ impl Redactor {
                         .collect();
                 }
                 // A variable as a name and its value (`{"name": "DB_PASSWORD", "value": "x"}`,
-                // as Kubernetes and ECS list them).
-                let named_secret = ["name", "key"].iter().any(|k| {
-                    map.get(*k)
-                        .and_then(Value::as_str)
+                // as Kubernetes and ECS list them), a field's value a validator echoes beside
+                // its name (express-validator's `path` and `value`, Spring's `field` and
+                // `rejectedValue`, pydantic's `loc` and `input`).
+                let secret_name = |name: &Value| {
+                    name.as_str()
                         .is_some_and(|name| key_secrecy(name) == Secrecy::Strong)
-                });
+                };
+                let named_secret = NAME_KEYS
+                    .iter()
+                    .filter_map(|k| map.get(*k))
+                    .any(secret_name)
+                    || map
+                        .get("loc")
+                        .and_then(Value::as_array)
+                        .and_then(|loc| loc.last())
+                        .is_some_and(secret_name);
                 if named_secret {
-                    if let Some(value) = map.get_mut("value").filter(|v| v.is_string()) {
-                        *value = Value::String(MASK.to_owned());
+                    for key in VALUE_KEYS {
+                        if let Some(value) = map.get_mut(*key).filter(|v| v.is_string()) {
+                            *value = Value::String(MASK.to_owned());
+                        }
                     }
                 }
                 for (key, v) in map.iter_mut() {
                     let masked = match key_secrecy(key) {
                         // Whatever it holds.
                         Secrecy::Strong => !v.is_null(),
-                        // Its text; a count, a flag or what it holds inside stay.
-                        Secrecy::Weak => v.as_str().is_some_and(|s| !is_plain_value(s)),
-                        Secrecy::None => false,
+                        // Its text as far as it hides something; a count, a flag or what it
+                        // holds inside stay.
+                        secrecy => v.as_str().is_some_and(|s| secrecy.hides(s)),
                     };
                     if masked {
                         *v = Value::String(MASK.to_owned());
@@ -397,37 +414,69 @@ impl Redactor {
     }
 }
 
-/// A command-line flag that takes a secret: `--password`, `-api-key`, `--db-token`.
-fn is_secret_flag(word: &str) -> bool {
+/// The keys that name the member beside them whose value is a secret: [`VALUE_KEYS`].
+const NAME_KEYS: &[&str] = &[
+    "name",
+    "key",
+    "field",
+    "path",
+    "param",
+    "parameter",
+    "property",
+];
+const VALUE_KEYS: &[&str] = &["value", "input", "rejectedValue"];
+
+/// How a command-line flag names a secret, judged as a JSON key is (`--password`, `-api-key`,
+/// `--db-token`, `--passphrase`; `--openai-key` and `--pat` as far as the value is shaped
+/// like a secret); skopeo's `--creds` too. Not a flag: no secrecy.
+fn flag_secrecy(word: &str) -> Secrecy {
     let Some(name) = word.strip_prefix('-') else {
-        return false;
+        return Secrecy::None;
     };
-    let name = name.strip_prefix('-').unwrap_or(name).to_ascii_lowercase();
-    ["password", "passwd", "token", "secret", "apikey", "api-key"]
-        .iter()
-        .any(|s| name.ends_with(s))
+    let name = name.strip_prefix('-').unwrap_or(name);
+    if ["creds", "src-creds", "dest-creds"].contains(&name) {
+        return Secrecy::Strong;
+    }
+    key_secrecy(name)
 }
 
 /// The strings of `value` (each one's head, [`ARGUMENTS_SCAN_BYTES`] of them in all) into
 /// `text`, apart; the strings a secret's key holds into `found`.
 fn collect_strings(value: &Value, text: &mut String, found: &mut Vec<String>) {
+    if text.len() >= ARGUMENTS_SCAN_BYTES {
+        return;
+    }
     match value {
-        Value::String(s) if text.len() < ARGUMENTS_SCAN_BYTES => {
-            text.push_str(&s[..floor_char_boundary(s, ARGUMENT_SCAN_BYTES.min(s.len()))]);
-            // No pattern reads across a control character between two lines, as `\s` reads
-            // across a newline: `{"q": "reset token", "user": "alice12345"}` is no token.
+        Value::String(s) => {
+            text.push_str(head(s, ARGUMENT_SCAN_BYTES));
+            text.push_str(STRINGS_APART);
+        }
+        // A command line as a list, read as a shell prints it: `-p x` after `docker login`.
+        Value::Array(items) if items.len() > 1 && items.iter().all(Value::is_string) => {
+            let words = items.iter().filter_map(Value::as_str);
+            for (i, word) in words.enumerate() {
+                if i > 0 {
+                    text.push(' ');
+                }
+                text.push_str(head(word, ARGUMENT_SCAN_BYTES));
+            }
             text.push_str(STRINGS_APART);
         }
         Value::Array(items) => items.iter().for_each(|v| collect_strings(v, text, found)),
         Value::Object(map) => {
             for (key, v) in map {
-                match v.as_str() {
-                    Some(s) if key_secrecy(key) == Secrecy::Strong => {
-                        if s.len() >= MIN_QUOTED_SECRET && !is_plain_value(s) {
-                            found.push(s.to_owned());
-                        }
-                    }
-                    _ => collect_strings(v, text, found),
+                // A secret's key: its value is masked wherever it is quoted again, if it
+                // could be one (a weak key's value shaped like a secret: `"pass": "ps7Xk2"`).
+                let secrecy = key_secrecy(key);
+                let carried = v.as_str().filter(|s| {
+                    s.len() >= MIN_QUOTED_SECRET
+                        && secrecy.hides(s)
+                        && (secrecy == Secrecy::Strong || is_secret_shaped(s))
+                });
+                match carried {
+                    Some(s) => found.push(s.to_owned()),
+                    None if secrecy == Secrecy::Strong && v.is_string() => {}
+                    None => collect_strings(v, text, found),
                 }
             }
         }
@@ -657,7 +706,17 @@ fn is_plain_value(value: &str) -> bool {
             ]
             .iter()
             .any(|start| value.starts_with(start)));
+    // Options as a list: `basic,bearer`, `required,min=8`, `ssh;https`.
+    let options = value.contains([',', ';'])
+        && value.split([',', ';']).all(|option| {
+            let (name, number) = option.split_once('=').unwrap_or((option, "0"));
+            !name.is_empty()
+                && name.bytes().all(|b| b.is_ascii_lowercase() || b == b'_')
+                && !number.is_empty()
+                && number.bytes().all(|b| b.is_ascii_digit())
+        });
     (value.len() <= 3 && value.bytes().all(|b| b.is_ascii_digit()))
+        || options
         || hex_literal
         || stand_in
         || date
@@ -745,6 +804,22 @@ enum Secrecy {
     Weak,
     /// `password`, `api_key`, `token` anywhere in the key: whatever it holds.
     Strong,
+    /// A key of any kind (`openaiKey`, `SERVER_KEY`, not a bare `key`) or a personal access
+    /// token (`pat`) as the key's last word: a value shaped like a secret ([`is_secret_shaped`];
+    /// `sortKey: "name"` stays).
+    Shaped,
+}
+
+impl Secrecy {
+    /// Whether the text under a key of this secrecy is a secret.
+    fn hides(self, text: &str) -> bool {
+        match self {
+            Secrecy::Strong => true,
+            Secrecy::Weak => !is_plain_value(text),
+            Secrecy::Shaped => is_secret_shaped(text) && !is_plain_value(text),
+            Secrecy::None => false,
+        }
+    }
 }
 
 /// How a JSON key names a secret, judged by its words (`db_password`, `apiKey`,
@@ -810,6 +885,34 @@ const KEY_KINDS: &[&str] = &[
     "ssh",
 ];
 
+/// The words that make the `key` after them a name of data, not of a secret (`primary_key`,
+/// `sortKey`, `routing_key`, which RabbitMQ routes by).
+const PLAIN_KEY_KINDS: &[&str] = &[
+    "primary",
+    "foreign",
+    "sort",
+    "partition",
+    "range",
+    "hash",
+    "shard",
+    "routing",
+    "cache",
+    "object",
+    "idempotency",
+    "dedup",
+    "unique",
+    "composite",
+    "row",
+    "group",
+    "message",
+    "lookup",
+    "index",
+    "map",
+    "field",
+    "column",
+    "public",
+];
+
 /// The words that make a `token` run together with them a secret (`authtoken`), where a word
 /// of any other kind could be a count (`maxtoken`).
 const TOKEN_KINDS: &[&str] = &[
@@ -871,7 +974,11 @@ impl Word {
             }
             "phrase" => before == Some("pass"),
             "pw" | "pass" | "auth" | "credential" | "cookie" | "otp" => return Secrecy::Weak,
-            "key" => before.is_some_and(|b| KEY_KINDS.contains(&b)),
+            "key" if before.is_some_and(|b| KEY_KINDS.contains(&b)) => true,
+            "key" if before.is_some_and(|b| !PLAIN_KEY_KINDS.contains(&b)) => {
+                return Secrecy::Shaped
+            }
+            "pat" => return Secrecy::Shaped,
             // A token is a secret; a page token is a cursor.
             "token" => !before.is_some_and(is_cursor_word),
             // Words run together (`PGPASSWORD`, `clientsecret`, `authtoken`, `privatekey`).

@@ -17,7 +17,7 @@ use serde_json::{json, Map, Value};
 mod plain;
 
 use crate::classify::{classify, Verdict};
-use crate::diagnostic::floor_char_boundary;
+use crate::diagnostic::head;
 use crate::redact::{QueryDetail, Redactor};
 use crate::render::{AttemptedQuery, OriginalError, Profile, StructuredError, META_KEY};
 use crate::rules::{Failure, RuleSet};
@@ -506,9 +506,6 @@ const QUERY_BYTES: usize = 8 << 10;
 /// long enough to hold any secret that begins before the cut: a token cut in half is no
 /// longer one the patterns know.
 fn shorten(arguments: &mut Value, redactor: &Redactor, known: &[String]) {
-    fn head(s: &str, bytes: usize) -> &str {
-        &s[..floor_char_boundary(s, bytes.min(s.len()))]
-    }
     fn strings(v: &mut Value, redactor: &Redactor, known: &[String]) {
         match v {
             Value::String(s) if s.len() > QUERY_STRING_BYTES => {

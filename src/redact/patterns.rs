@@ -80,11 +80,10 @@ pub const DEFAULT_PATTERNS: &[(&str, &str)] = &[
         // chain (`token: x509: ...`, `token: 401: ...`): `token: expired`,
         // `token: invalid_grant`, `password: too-short` are words to keep. A value runs on past
         // a `,`, `;`, `)` or `\` with more of it after (`d5h;1bi;zO4`), not past one a space
-        // follows; a list of words (`basic,bearer`, `required,min=8`) has no digit after its
-        // separator, or one only in a `key=value`.
+        // follows (a list of words, `basic,bearer` or `required,min=8`, is a plain value).
         concat!(
             secret_key!(),
-            r#":\s+(?P<secret>(?:[a-z]*[^a-z0-9=\s"'`&,;}).:!?_/(<\[\\|>-][^\s"'`&,;}):\\]*|[a-z]+[0-9][^\s"'`&,;}):\\]*|[0-9]+[^0-9\s"'`&,;}):\\/][^\s"'`&,;}):\\]*|[0-9]{6,}|[a-z]{16,}|[a-z0-9+/=]{30,}|[0-9]*[a-z+][a-z0-9+]*/[a-z0-9+/]*[0-9+][a-z0-9+/]*={0,2}|[^\s"'`&,;}):\\]+(?:[,;)]|\\[^rnt"\\])[^\s"'`&,;}):\\=]*[0-9][^\s"'`&,;}):\\=]*=*|[a-z]+(?:[_-][a-z]+)*[_-][0-9]{3,}[^\s"'`&,;}):\\]*|[!_.][^\s"'`&,;}):\\]*[0-9][^\s"'`&,;}):\\]*|[^\s"'`&,;}):\\]+:[^\s"'`&,;}):\\/][^\s"'`&,;})\\]*)(?:(?:[,;)]|\\[^rnt"\\])[^\s"'`&,;}):\\]+)*)(?:$|[\s"'`&,;})]|\\[rnt])"#,
+            r#":\s+(?P<secret>(?:[a-z]*[^a-z0-9=\s"'`&,;}).:!?_/(<\[\\|>-][^\s"'`&,;}):\\]*|[a-z]+[0-9][^\s"'`&,;}):\\]*|[0-9]+[^0-9\s"'`&,;}):\\/][^\s"'`&,;}):\\]*|[0-9]{6,}|[a-z]{16,}|[a-z0-9+/=]{30,}|[0-9]*[a-z+][a-z0-9+]*/[a-z0-9+/]*[0-9+][a-z0-9+/]*={0,2}|[^\s"'`&,;}):\\]+(?:[,;)]|\\[^rnt"\\])[^\s"'`&,;}):\\]+|[a-z]+(?:[_-][a-z]+)*[_-][0-9]{3,}[^\s"'`&,;}):\\]*|[!_.][^\s"'`&,;}):\\]*[0-9][^\s"'`&,;}):\\]*|[^\s"'`&,;}):\\]+:[^\s"'`&,;}):\\/][^\s"'`&,;})\\]*)(?:(?:[,;)]|\\[^rnt"\\])[^\s"'`&,;}):\\]+)*)(?:$|[\s"'`&,;})]|\\[rnt])"#,
         ),
     ),
     (
@@ -114,6 +113,56 @@ pub const DEFAULT_PATTERNS: &[(&str, &str)] = &[
         r#"(?m)(?:^|[\s'"])(?:export\s+)?[A-Z][A-Z0-9_]*(?:PASSWORD|PASSWD|PWD|SECRET|TOKEN|API_?KEY|ACCESS_KEY|PRIVATE_KEY|SECRET_KEY|_PASS|_PW)=(?P<secret>[^\s"'`]+(?:["'`][^\s"'`,;:\])}][^\s"'`]*)*)"#,
     ),
     (
+        "env-name-key",
+        // A variable named as a key of any vendor, a personal access token or a secret's id
+        // (`OPENAI_KEY=...`, `"SUPABASE_SERVICE_KEY": "..."`, `GITHUB_PAT=...`, Vault's
+        // `secret_id=...`): only a value shaped like a secret, since `SORT_KEY=name` or
+        // `PRIMARY_KEY: id` name no secret.
+        r#"(?-u:\b)(?:(?-i:[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*_(?:KEY|PAT|SECRET_ID|CREDENTIALS?))|(?i:secret[_-]?id|role[_-]?secret))\\?["'`]?\s*(?::=|=>|=|:)\s*\\?["'`]?(?P<secret_mixed>[A-Za-z0-9+/_.~-]{12,}={0,2})"#,
+    ),
+    (
+        "named-field-value",
+        // A field's value that a validator echoes beside the field's name: express-validator's
+        // `{"path": "password", "value": "x"}`, Spring's `"field": "password", "rejectedValue":
+        // "x"`, FastAPI's `"loc": ["body", "password"], ..., "input": "x"` (in one object: no
+        // brace between the two).
+        concat!(
+            r#"(?i)"(?:field|path|param|parameter|property)"\s*:\s*"(?:[a-z0-9_.\[\]-]*[._\[-])?"#,
+            secret_word!(),
+            r#"(?:[._\]][a-z0-9_.\]]*)?"[^{}]*?"(?:value|input|rejectedValue)"\s*:\s*"(?P<secret>(?:[^"\\\r\n]|\\.)*)""#,
+            r#"|"(?:value|input|rejectedValue)"\s*:\s*"(?P<secret_sq>(?:[^"\\\r\n]|\\.)*)"[^{}]*?"(?:field|path|param|parameter|property)"\s*:\s*"(?:[a-z0-9_.\[\]-]*[._\[-])?"#,
+            secret_word!(),
+            r#"(?:[._\]][a-z0-9_.\]]*)?""#,
+            r#"|"loc"\s*:\s*\[[^\]]*"(?:[a-z0-9_]*_)?"#,
+            secret_word!(),
+            r#"(?:_[a-z0-9_]*)?"\s*\][^{}]*?"input"\s*:\s*"(?P<secret_bare>(?:[^"\\\r\n]|\\.)*)""#,
+        ),
+    ),
+    (
+        "echoed-value",
+        // Values that databases and APIs echo under a secret's name: PostgreSQL's `Key
+        // (api_key)=(x) already exists`, MySQL's `Duplicate entry 'x' for key 'users.api_key'`,
+        // EF Core's `@__password_0='x'`, GraphQL's `Variable "$password" got invalid value
+        // "x"`, Spring Boot's `Property: spring.datasource.password` / `Value: "x"`.
+        concat!(
+            r#"(?i)Key \([^)\r\n]*"#,
+            secret_word!(),
+            r#"[^)\r\n]*\)=\((?P<secret>[^)\r\n]*)\)"#,
+            r#"|Duplicate entry '(?P<secret_sq>[^'\r\n]*)' for key '[^'\r\n]*"#,
+            secret_word!(),
+            r#"[^'\r\n]*'"#,
+            r#"|@(?:__)?[a-z0-9_]*"#,
+            secret_word!(),
+            r#"[a-z0-9_]*='(?P<secret_bare>[^'\r\n]*)'"#,
+            r#"|Variable "\$[a-z0-9_]*"#,
+            secret_word!(),
+            r#"[a-z0-9_]*"(?: of type "[^"\r\n]*")? got invalid value (?:"(?P<secret_bt>(?:[^"\\\r\n]|\\.)*)"|(?P<secret_br>[^\s";,]+))"#,
+            r#"|Property: [a-z0-9._\[\]-]*"#,
+            secret_word!(),
+            r#"[a-z0-9._\[\]-]*[ \t]*\r?\n[ \t]*Value: (?:"(?P<secret_esc>[^"\r\n]*)"|(?P<secret_tight>[^\s"][^\r\n]*))"#,
+        ),
+    ),
+    (
         "secret-after-word",
         // `auth token 0123...`, `secret wJalr...`, `ENV DB_PASSWORD x`, `invalid password
         // Short9Pw`: a key word, a space, then a run as long as only a key or token is (no
@@ -123,7 +172,7 @@ pub const DEFAULT_PATTERNS: &[(&str, &str)] = &[
         // characters or more shaped like a secret (`Secret prod/postgres-credentials`, a
         // Kubernetes name, stays).
         concat!(
-            r"(?i)(?-u:\b)(?:(?:page|next|continuation|pagination|paging|resume|sync|cursor)\s+)?(?:[a-z0-9]+[_.])*(?:token|secret|password|passwd|api[ _-]?key|access[ _-]?key|secret[ _-]?key|secret[ _-]?access[ _-]?key)\s+",
+            r"(?i)(?-u:\b)(?:(?:page|next|continuation|pagination|paging|resume|sync|cursor)\s+)?(?:[a-z0-9]+[_.])*(?:token|secret|password|passwd|api[ _-]?key|access[ _-]?key|secret[ _-]?key|secret[ _-]?access[ _-]?key)[ \t]+",
             r"(?P<secret_mixed>[A-Za-z0-9+=_-][A-Za-z0-9/+=_~-]{7,}(?:\.[A-Za-z0-9_-]{8,})*)(?:$|[\s.,;:)\]])",
         ),
     ),
@@ -140,7 +189,12 @@ pub const DEFAULT_PATTERNS: &[(&str, &str)] = &[
     (
         "secret-flag",
         // `--password S3cret`, `-storepass x`, `-passin pass:x`: a flag, a space, its value.
-        r#"(?i)(?:^|\s)--?[a-z0-9-]*(?:password|passwd|token|secret|api-?key|storepass|keypass|passin|passout)\s+(?:pass:)?(?:"(?P<secret>[^"\r\n]+)"|'(?P<secret_sq>[^'\r\n]+)'|(?P<secret_bare>[^\s"'-]\S*))"#,
+        // A flag of any key (`--openai-key`, `--license-key`), a `--pat` or a `--secret-id`:
+        // only a value shaped like a secret (`--sort-key name` stays).
+        concat!(
+            r#"(?i)(?:^|\s)--?[a-z0-9-]*(?:password|passwd|pass-?phrase|token|secret|api-?key|storepass|keypass|passin|passout)\s+(?:pass:)?(?:"(?P<secret>[^"\r\n]+)"|'(?P<secret_sq>[^'\r\n]+)'|(?P<secret_bare>[^\s"'-]\S*))"#,
+            r#"|(?i)(?:^|\s)--?(?:[a-z0-9]+-)*(?:[a-z0-9]+-key|pat|secret-id)[\s=]+(?P<secret_mixed>[^\s"'-]\S*)"#,
+        ),
     ),
     (
         "command-line-password",
@@ -152,7 +206,7 @@ pub const DEFAULT_PATTERNS: &[(&str, &str)] = &[
         // `smbclient -U user%x`, `cmdkey /pass:x`, `zip -P x`, `7z -px`, `openssl -k x`,
         // `ssh-keygen -P x -N y`, `nuget -k x`, `lftp -u user,x`, `skopeo --creds user:x`.
         concat!(
-            r#"(?:(?:^|\s)(?:mysql|mysqldump|mysqladmin)\s(?:[^\n|;&]*\s)?-p["']?|\[\s*["'](?:mysql|mysqldump|mysqladmin)["'],[^\]\n]*?["']-p|(?-u:\b)(?:sshpass|(?:docker|podman|nerdctl|buildah|oras|helm registry) login[^\n]*?|twine\s[^\n]*?|psexec\s[^\n]*?)\s-p\s+["']?"#,
+            r#"(?:(?:^|\s)(?:mysql|mysqldump|mysqladmin)\s(?:[^\n|;&]*\s)?-p["']?|\[\s*["'](?:mysql|mysqldump|mysqladmin)["'],[^\]\n]*?["']-p|(?-u:\b)(?:sshpass|(?:docker|podman|nerdctl|buildah|oras|helm\s+registry)\s+login[^\n]*?|twine\s[^\n]*?|psexec\s[^\n]*?)\s-p\s+["']?"#,
             r#"|(?-u:\b)curl\s[^\n]*?(?:-u|--user)\s*[^\s:]+:|(?-u:\b)redis-cli\s[^\n]*?(?:-a|--pass)\s+|(?-u:\b)(?:sqlcmd|bcp)\s[^\n]*?-P\s+"#,
             r#"|(?-u:\b)https?\s[^\n]*?(?:-a|--auth)\s+[^\s:]+:|(?-u:\b)cmdkey\s[^\n]*?/pass:|(?-u:\b)zip\s[^\n]*?\s-P\s+|(?-u:\b)7z\s[^\n]*?\s-p"#,
             r#"|(?-u:\b)openssl\s[^\n]*?\s-k\s+|(?-u:\b)ssh-keygen\s[^\n]*?\s-[PN]\s+|(?-u:\b)nuget\s[^\n]*?\s-k\s+"#,
@@ -186,11 +240,12 @@ pub const DEFAULT_PATTERNS: &[(&str, &str)] = &[
     (
         "protocol-password",
         // SQL's `IDENTIFIED BY 'x'` and `PASSWORD('x')`, SMTP's `AUTH PLAIN <base64>`, Redis's
-        // `requirepass x` (and `AUTH` as MONITOR prints it), PowerShell's
+        // `requirepass x` (and `AUTH` as MONITOR prints it, or a client's failed `running AUTH
+        // default x`), PowerShell's
         // `ConvertTo-SecureString 'x'`, WordPress's `define('AUTH_KEY', 'x')`.
         concat!(
             r#"(?i)(?-u:\b)identified\s+(?:with\s+[a-z0-9_]+\s+)?by\s+(?:password\s+)?(?:'(?P<secret>[^'\r\n]+)'|(?P<secret_sq>[^\s'";]+))|(?-u:\b)(?-i:AUTH\s+(?:PLAIN|LOGIN|XOAUTH2))\s+(?P<secret_bare>[A-Za-z0-9+/]*[0-9+/=][A-Za-z0-9+/=]*)"#,
-            r#"|(?-u:\b)(?:requirepass|masterauth)["']?\s+(?:[0-9]\)\s*)?["']?(?P<secret_tight>[^\s"']+)|"auth"\s+(?:"[^"\r\n]*"\s+)?"(?P<secret_esc>[^"\r\n]+)""#,
+            r#"|(?-u:\b)(?:requirepass|masterauth)["']?\s+(?:[0-9]\)\s*)?["']?(?P<secret_tight>[^\s"']+)|"auth"\s+(?:"[^"\r\n]*"\s+)?"(?P<secret_esc>[^"\r\n]+)"|(?-i:(?:running|command|sent|send|cmd:?)\s+AUTH\s+(?:[A-Za-z0-9_.@-]+\s+)?)(?P<secret_br>[^\s"']+)"#,
             r#"|(?-u:\b)(?:password\(\s*'|ConvertTo-SecureString\s+(?:-String\s+)?["']|define\(\s*'[A-Z_]*(?:KEY|SALT|PASSWORD|SECRET)'\s*,\s*')(?P<secret_bt>[^"'\r\n]+)"#,
         ),
     ),

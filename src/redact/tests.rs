@@ -723,6 +723,113 @@ fn masks_the_shapes_a_fifth_review_found() {
 }
 
 #[test]
+fn masks_the_shapes_a_sixth_review_found() {
+    let wrong = [
+        ("OPENAI_KEY=ok3Vq8Lm3Xz9Kp2Wd7 rejected", "OPENAI_KEY=[REDACTED] rejected"),
+        (
+            r#"{"SUPABASE_SERVICE_KEY": "sb1Vq8Lm3Xz9Kp2Wd7"}"#,
+            r#"{"SUPABASE_SERVICE_KEY": "[REDACTED]"}"#,
+        ),
+        ("GITHUB_PAT=gp2vq8lm3xz9kp2wd7qq", "GITHUB_PAT=[REDACTED]"),
+        ("approle login: secret_id=6a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d", "approle login: secret_id=[REDACTED]"),
+        ("server.py --openai-key CL2Vq8Lm3Xz9 --port 8", "server.py --openai-key [REDACTED] --port 8"),
+        ("server.py --pat CL3Vq8Lm3Xz9", "server.py --pat [REDACTED]"),
+        ("gpg --batch --passphrase gp8Xk2Lm9Qz -d f", "gpg --batch --passphrase [REDACTED] -d f"),
+        (
+            "DETAIL:  Key (api_key)=(ak9Xq2Lm7Vb3) already exists.",
+            "DETAIL:  Key (api_key)=([REDACTED]) already exists.",
+        ),
+        (
+            "Duplicate entry 'dk3Xq2Lm7Vb' for key 'users.api_key'",
+            "Duplicate entry '[REDACTED]' for key 'users.api_key'",
+        ),
+        (
+            "[Parameters=[@__password_0='ef3Xq2Lm7' (Size = 4000)]",
+            "[Parameters=[@__password_0='[REDACTED]' (Size = 4000)]",
+        ),
+        (
+            r#"Variable "$token" of type "String!" got invalid value "gt4Pb7Mw"; Expected type "UUID"."#,
+            r#"Variable "$token" of type "String!" got invalid value "[REDACTED]"; Expected type "UUID"."#,
+        ),
+        (
+            "Property: spring.datasource.hikari.password\n    Value: \"sb5Xq2Lm\"",
+            "Property: spring.datasource.hikari.password\n    Value: \"[REDACTED]\"",
+        ),
+        (
+            r#"422: [{"type":"string_too_short","loc":["body","password"],"msg":"String should have at least 12 characters","input":"fa1Xq2"}]"#,
+            r#"422: [{"type":"string_too_short","loc":["body","password"],"msg":"String should have at least 12 characters","input":"[REDACTED]"}]"#,
+        ),
+        (
+            r#"{"errors":[{"type":"field","value":"ev1Xq2","msg":"Invalid value","path":"password","location":"body"}]}"#,
+            r#"{"errors":[{"type":"field","value":"[REDACTED]","msg":"Invalid value","path":"password","location":"body"}]}"#,
+        ),
+        (
+            r#"{"field":"password","rejectedValue":"sr1Xq2","code":"Size"}"#,
+            r#"{"field":"password","rejectedValue":"[REDACTED]","code":"Size"}"#,
+        ),
+        (
+            "ReplyError: WRONGPASS invalid username-password pair while running AUTH default Rp4Qz8Xc",
+            "ReplyError: WRONGPASS invalid username-password pair while running AUTH default [REDACTED]",
+        ),
+        (
+            "Stripe-Signature: t=1700000000,v1=5a57ff9c3e7fb8a1234567890abcdef12",
+            "Stripe-Signature: [REDACTED]",
+        ),
+    ]
+    .into_iter()
+    .filter(|(text, want)| r(text) != *want || r(want) != *want)
+    .map(|(text, want)| format!("{text}\n  got  {}\n  want {want}", r(text)))
+    .collect::<Vec<_>>();
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+#[test]
+fn masks_what_json_names_as_a_secret_beside_it_or_by_its_shape() {
+    let mut v = json!({
+        "env": {"OPENAI_KEY": "ok3Vq8Lm3Xz9Kp2Wd7", "SORT_KEY": "name", "primary_key": "u12345678"},
+        "openaiKey": "ok4Vq8Lm3Xz9", "sortKey": "created_at", "pat": "gp2vq8lm3xz9kp2wd7",
+        "errors": [
+            {"field": "password", "rejectedValue": "sr1Xq2"},
+            {"param": "api_key", "value": "pv1Xq2"},
+            {"loc": ["body", "password"], "input": "fa1Xq2"},
+            {"field": "email", "rejectedValue": "bob@example.com"}
+        ],
+        "args": ["--openai-key", "CL2Vq8Lm3Xz9", "--sort-key", "name", "--creds", "u:p"]
+    });
+    Redactor::defaults().value(&mut v);
+    assert_eq!(
+        v,
+        json!({
+            "env": {"OPENAI_KEY": "[REDACTED]", "SORT_KEY": "name", "primary_key": "u12345678"},
+            "openaiKey": "[REDACTED]", "sortKey": "created_at", "pat": "[REDACTED]",
+            "errors": [
+                {"field": "password", "rejectedValue": "[REDACTED]"},
+                {"param": "api_key", "value": "[REDACTED]"},
+                {"loc": ["body", "password"], "input": "[REDACTED]"},
+                {"field": "email", "rejectedValue": "bob@example.com"}
+            ],
+            "args": ["--openai-key", "[REDACTED]", "--sort-key", "name", "--creds", "[REDACTED]"]
+        })
+    );
+}
+
+#[test]
+fn a_command_line_in_the_arguments_is_read_as_one() {
+    let r = Redactor::defaults();
+    let found = r.secrets_in_value(&json!({"command": "docker", "args": ["login", "-u", "bob", "-p", "dp1Xq7Lm9", "registry"]}));
+    assert_eq!(found, ["dp1Xq7Lm9"]);
+    let found = r
+        .secrets_in_value(&json!({"command": "curl", "args": ["-u", "bob:cu3Vb9Jm", "https://x"]}));
+    assert_eq!(found, ["cu3Vb9Jm"]);
+    // A weak key's value shaped like a secret is carried too (the error text repeats it).
+    let found = r.secrets_in_value(&json!({"user": "bob", "pass": "ps7Xk2Lm9"}));
+    assert_eq!(found, ["ps7Xk2Lm9"]);
+    assert!(r
+        .secrets_in_value(&json!({"pass": "none", "sortKey": "name"}))
+        .is_empty());
+}
+
+#[test]
 fn leaves_what_the_fifth_reviews_shapes_could_take_for_secrets() {
     let wrong = [
         "unexpected token github.com/org/pkg",
@@ -735,6 +842,10 @@ fn leaves_what_the_fifth_reviews_shapes_could_take_for_secrets() {
         "password: required,min=8",
         "token: expired;refresh",
         "allowed pass: ssh;https",
+        "SORT_KEY=created_at",
+        "PRIMARY_KEY: id",
+        "server.py --sort-key name",
+        "reset token\nalice12345",
     ]
     .into_iter()
     .filter(|text| r(text) != *text)
@@ -800,6 +911,9 @@ fn secret_keys_in_json_agree_with_those_in_text() {
         "clientKey",
         "app_key",
         "x-functions-key",
+        "openaiKey",
+        "SUPABASE_SERVICE_KEY",
+        "GITHUB_PAT",
     ] {
         assert!(names_a_secret(key), "{key}");
     }
@@ -809,7 +923,11 @@ fn secret_keys_in_json_agree_with_those_in_text() {
         "author",
         "passenger",
         "primary_key",
+        "sortKey",
+        "routing_key",
         "keys",
+        "key",
+        "patient",
         "pass_rate",
         "auth_type",
         "cookie_policy",
