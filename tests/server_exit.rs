@@ -419,3 +419,61 @@ for i in range(40):
     assert!(!stderr.contains("SIGTERM"), "{stderr}");
     assert_no_panic(&stderr);
 }
+
+#[test]
+fn a_server_that_closes_its_stdin_and_runs_on_is_closed_and_its_requests_answered() {
+    // It answers `initialize`, closes its stdin and goes on writing notifications: it can take
+    // no more requests, and the proxy knows once a write to it fails. The calls sent after
+    // must not wait on it for ever (nor until the client leaves).
+    let server = r#"
+import json, os, sys, time
+request = json.loads(sys.stdin.buffer.readline())
+print(json.dumps({"jsonrpc": "2.0", "id": request["id"], "result": {"protocolVersion": "2025-06-18", "capabilities": {}, "serverInfo": {"name": "deaf", "version": "1"}}}), flush=True)
+os.close(0)
+while True:
+    print(json.dumps({"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "still here"}}), flush=True)
+    time.sleep(0.2)
+"#;
+    let mut p = python_server(server, Duration::ZERO);
+    p.send(INITIALIZE);
+    assert_eq!(p.recv()["id"], 0);
+    p.send(&call(1, "echo", json!({"x": 1})));
+    p.send(r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#);
+    let start = std::time::Instant::now();
+    let mut answers = Vec::new();
+    while answers.len() < 2 {
+        // The server's notifications keep coming: `recv` alone would wait for ever.
+        assert!(
+            start.elapsed() < Duration::from_secs(8),
+            "unanswered after {:?}: {answers:?}",
+            start.elapsed()
+        );
+        let line = p.recv();
+        if line.get("id").is_some() {
+            answers.push(line);
+        }
+    }
+    // close_wait_ms (2 s), then SIGTERM, which the server does not ignore.
+    let call = answers.iter().find(|a| a["id"] == 1).unwrap();
+    let error = &call["result"]["structuredContent"];
+    let error = if error.is_null() {
+        serde_json::from_str::<Value>(call["result"]["content"][0]["text"].as_str().unwrap())
+            .unwrap()
+    } else {
+        error.clone()
+    };
+    assert_eq!(error["errorCategory"], "transient", "{call}");
+    let text = call.to_string();
+    assert!(text.contains("stopped reading its stdin"), "{text}");
+    let ping = answers.iter().find(|a| a["id"] == 2).unwrap();
+    assert!(
+        ping["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("stopped reading its stdin"),
+        "{ping}"
+    );
+    p.close_stdin();
+    p.wait();
+    assert_no_panic(&p.stderr());
+}

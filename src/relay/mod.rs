@@ -137,7 +137,10 @@ pub async fn run(
         )
         .await;
         io.upstream.exited(generation);
-        let how = upstream::describe(end.status);
+        let how = match upstream::describe(end.status) {
+            how if end.deaf => format!("stopped reading its stdin and {how}"),
+            how => how,
+        };
         stopping |= end.stopping;
         if drain(&io, &mut reader, &mut signals, &mut stopping).await {
             // A crashing server's last words are on stderr: they reach the log before the
@@ -411,6 +414,8 @@ struct End {
     stopping: bool,
     /// Nobody reads our stdout any more.
     client_gone: bool,
+    /// It was closed because it no longer read its stdin while it ran.
+    deaf: bool,
 }
 
 /// Watches one upstream until it exits: passes signals on, and walks the shutdown ladder when
@@ -429,7 +434,8 @@ async fn supervise(
     } else {
         Ladder::Running
     };
-    let (mut stopping, mut client_gone) = (false, false);
+    let (mut stopping, mut client_gone, mut deafened) = (false, false, false);
+    let deaf = io.upstream.deaf();
     loop {
         tokio::select! {
             status = child.wait() => {
@@ -437,7 +443,7 @@ async fn supervise(
                     tracing::error!("cannot wait for the upstream: {e}");
                     std::os::unix::process::ExitStatusExt::from_raw(70 << 8)
                 });
-                return End { status, stopping, client_gone };
+                return End { status, stopping, client_gone, deaf: deafened };
             }
             (sig, name) = signals.next_stop() => {
                 tracing::info!("{name}: passing it to the upstream");
@@ -449,6 +455,19 @@ async fn supervise(
                 *client_closed = true;
                 tracing::debug!("the client closed its side; closed the upstream's stdin");
                 ladder = ladder.at_least(Ladder::closed(io, settings));
+            }
+            // A server that closed its stdin and runs on can take no more requests: it is
+            // closed as at the end of a session, and what it leaves is answered (or it is
+            // restarted), instead of requests waiting on it for ever.
+            _ = deaf.told.notified() => {
+                if deaf.is(generation) && matches!(ladder, Ladder::Running) {
+                    tracing::warn!(
+                        "the upstream no longer reads its stdin: closing it (close_wait_ms, then \
+                         SIGTERM)"
+                    );
+                    ladder = ladder.at_least(Ladder::closing(io, settings));
+                    deafened = true;
+                }
             }
             end = reader.ended(), if !reader.done => {
                 if matches!(end, PumpEnd::ClientGone) {

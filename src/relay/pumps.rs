@@ -306,11 +306,34 @@ pub(super) struct Inlet {
     /// The client closed stdin: an upstream attached from now on gets its stdin closed after
     /// the held lines.
     closed: bool,
+    /// Told when a write to an upstream fails (see [`UpstreamEnd::deaf`]).
+    deaf: Arc<Deaf>,
+}
+
+/// Which upstream stopped reading its stdin while the proxy wrote to it: one that closed it
+/// and runs on can take no more requests, and only the supervisor can end it.
+#[derive(Default)]
+pub(super) struct Deaf {
+    /// The generation of the last upstream a write failed on, plus one (0: none yet).
+    generation: AtomicU64,
+    pub told: Notify,
+}
+
+impl Deaf {
+    /// Whether a write to the `generation`-th upstream failed.
+    pub fn is(&self, generation: u64) -> bool {
+        self.generation.load(Ordering::SeqCst) == generation + 1
+    }
 }
 
 impl UpstreamEnd {
     fn lock(&self) -> MutexGuard<'_, Inlet> {
         lock(&self.inlet)
+    }
+
+    /// Where the supervisor learns that an upstream stopped reading its stdin.
+    pub fn deaf(&self) -> Arc<Deaf> {
+        self.lock().deaf.clone()
     }
 
     /// Waits while the lines held for a restarting upstream are over [`HOLD_LIMIT`]: a client
@@ -412,6 +435,12 @@ impl Inlet {
         if let Some(pipe) = self.pipe.take() {
             drop(pipe.into_parts());
         }
+        // An upstream that exited is seen by the supervisor anyway; one that closed its stdin
+        // and runs on is seen only through this.
+        self.deaf
+            .generation
+            .store(self.generation + 1, Ordering::SeqCst);
+        self.deaf.told.notify_one();
     }
 }
 
