@@ -352,7 +352,7 @@ fn init_logging(level: Option<&str>, format: LogFormat, file: Option<&Path>) -> 
             (BoxMakeWriter::new(std::sync::Mutex::new(file)), false)
         }
         None => (
-            BoxMakeWriter::new(|| crate::relay::PatientStderr),
+            BoxMakeWriter::new(crate::log_writer::LineWriter::default),
             std::io::IsTerminal::is_terminal(&std::io::stderr()),
         ),
     };

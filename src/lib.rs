@@ -33,6 +33,8 @@
 //! - [`reload`]: polling the config and rule files, swapping in a valid new table.
 //! - [`unmatched`]: `--log-unmatched`, failures no rule matched as JSON lines.
 //! - [`cli`]: the command line (run mode, `demo`, the rule tools).
+//! - [`log_writer`]: the proxy's log on stderr, from a thread of its own and a bounded queue:
+//!   a stderr nobody reads never holds up a pump.
 //! - [`commands`]: the rule tools: `check`, `classify`, `coverage`, `init`.
 //! - [`install`]: `install`/`uninstall`: wrapping the servers of a client's MCP config (a pure
 //!   span-keeping JSONC edit, plus locating, backup and atomic write).
@@ -51,6 +53,7 @@ pub mod config;
 pub mod demo;
 pub mod diagnostic;
 pub mod install;
+pub mod log_writer;
 pub mod recovery;
 pub mod redact;
 pub mod relay;

@@ -9,5 +9,8 @@ fn main() {
             std::process::exit(if e.use_stderr() { cli::exit::USAGE } else { 0 });
         }
     };
-    std::process::exit(cli::main(cli));
+    let code = cli::main(cli);
+    // The last log lines, waited for a little by a stderr nobody may read.
+    mcp_errnorm::log_writer::flush(std::time::Duration::from_secs(1));
+    std::process::exit(code);
 }

@@ -547,9 +547,11 @@ const CURSOR_WORDS: &[&str] = &[
     "skip",
     "delta",
     "start",
-    // Not cursors, but no secrets either: CloudFormation's `RequestToken`, idempotency keys.
+    // Not cursors, but no secrets either: CloudFormation's `RequestToken`, idempotency keys,
+    // MCP's own `progressToken`.
     "request",
     "idempotency",
+    "progress",
 ];
 
 fn is_cursor_word(word: &str) -> bool {
@@ -830,6 +832,7 @@ fn key_secrecy(key: &str) -> Secrecy {
     let mut word = Word::default();
     let mut chars = key.chars().peekable();
     let mut previous: Option<char> = None;
+    let mut strong = false;
     while let Some(c) = chars.next() {
         let next = chars.peek().copied();
         // Words split at anything not a letter or digit, at a lower-to-upper step (`apiKey`),
@@ -844,9 +847,7 @@ fn key_secrecy(key: &str) -> Secrecy {
                     || (p.is_alphanumeric() && p.is_numeric() != c.is_numeric())
             });
         if boundary && !word.is_empty() {
-            if word.secrecy_after(&before) == Secrecy::Strong {
-                return Secrecy::Strong;
-            }
+            strong |= word.secrecy_after(&before) == Secrecy::Strong;
             before = std::mem::take(&mut word);
         }
         if c.is_alphanumeric() {
@@ -855,10 +856,51 @@ fn key_secrecy(key: &str) -> Secrecy {
         previous = Some(c);
     }
     if word.is_empty() {
+        return if strong {
+            Secrecy::Strong
+        } else {
+            Secrecy::None
+        };
+    }
+    // What is said of a secret, not the secret: `csrf_token_name`, `password_length`,
+    // `token_type`, `api_key_url`.
+    if strong && ABOUT_A_SECRET.contains(&word.as_str()) {
         return Secrecy::None;
     }
-    word.secrecy_after(&before)
+    match word.secrecy_after(&before) {
+        _ if strong => Secrecy::Strong,
+        last => last,
+    }
 }
+
+/// The last words of a key that describe a secret rather than hold it.
+const ABOUT_A_SECRET: &[&str] = &[
+    "name",
+    "type",
+    "length",
+    "len",
+    "count",
+    "url",
+    "uri",
+    "endpoint",
+    "policy",
+    "expiry",
+    "expires",
+    "expiration",
+    "ttl",
+    "header",
+    "field",
+    "param",
+    "format",
+    "kind",
+    "hint",
+    "required",
+    "set",
+    "present",
+    "provided",
+    "valid",
+    "enabled",
+];
 
 /// The words that make the `key` after them a secret (`api_key`, `privateKey`).
 const KEY_KINDS: &[&str] = &[

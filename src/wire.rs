@@ -38,10 +38,11 @@ pub enum Message<'a> {
 #[derive(Debug)]
 pub enum Line<'a> {
     Message(Message<'a>),
-    /// Valid JSON that is not a single JSON-RPC message (a batch, a bare value, an object with
+    /// A JSON object or array that is not a single JSON-RPC message (a batch, an object with
     /// neither `method` nor `result`/`error`, an error response without an id): forwarded as is.
     OtherJson,
-    /// Not JSON at all (a banner, a `print`, a blank line).
+    /// No JSON-RPC message of any kind: not JSON at all (a banner, a `print`, a blank line), or
+    /// a bare JSON value (`42`, `"starting"`, `null`, a server's `print(json.dumps(x))`).
     NotJson,
 }
 
@@ -155,7 +156,8 @@ pub fn repaired_text(line: Vec<u8>) -> String {
 /// validated once, its strings need no second check.
 pub fn parse(line: &str) -> Line<'_> {
     let Ok(envelope) = serde_json::from_str::<Envelope>(line) else {
-        return if serde_json::from_str::<IgnoredAny>(line).is_ok() {
+        let structured = line.trim_start().starts_with(['{', '[']);
+        return if structured && serde_json::from_str::<IgnoredAny>(line).is_ok() {
             Line::OtherJson
         } else {
             Line::NotJson
@@ -335,6 +337,10 @@ mod tests {
             "response"
         );
         assert_eq!(kind("Server listening on stdio"), "not-json");
+        // A bare value is JSON, but no message: a stray print of a server's.
+        for bare in ["42", "\"starting server\"", "null", "true", " 3.14"] {
+            assert_eq!(kind(bare), "not-json", "{bare}");
+        }
         assert_eq!(kind(""), "not-json");
         assert_eq!(kind("{\"id\":1,"), "not-json");
     }

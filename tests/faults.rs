@@ -59,6 +59,57 @@ fn upstream_crash_mid_line_answers_every_pending_request() {
 }
 
 #[test]
+fn a_client_that_does_not_read_our_stderr_still_gets_every_answer() {
+    // Clients that pipe a server's stderr and read it only when something goes wrong: the
+    // proxy's own log (a line for every time limit that passes) fills that pipe, and must not
+    // hold up the answers.
+    let (_dir, config) = config(&format!(
+        "[timeouts]\ndefault_seconds = 1\n{QUICK_SHUTDOWN}"
+    ));
+    let server = "import sys\nfor line in sys.stdin:\n    pass\n";
+    let mut proxy = Command::new(BIN)
+        .args(["--config", &config, "--", "python3", "-c", server])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let _unread_stderr = proxy.stderr.take();
+    let mut stdin = proxy.stdin.take().unwrap();
+    let calls = 1000;
+    let writer = std::thread::spawn(move || {
+        for id in 0..calls {
+            writeln!(stdin, "{}", call(id, "slow", json!({}))).unwrap();
+        }
+        stdin
+    });
+    let (tx, rx) = std::sync::mpsc::channel();
+    let stdout = BufReader::new(proxy.stdout.take().unwrap());
+    std::thread::spawn(move || {
+        for line in stdout.split(b'\n') {
+            let Ok(line) = line else { return };
+            if tx.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    let deadline = Instant::now() + PATIENCE;
+    let mut lines = Vec::new();
+    while lines.len() < calls {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match rx.recv_timeout(left) {
+            Ok(line) => lines.push(line),
+            Err(_) => panic!("{} of {calls} answered in {PATIENCE:?}", lines.len()),
+        }
+    }
+    let ids: Vec<Value> = (0..calls).map(|id| json!(id)).collect();
+    assert_each_answered_once(&lines, &ids);
+    drop(writer.join().unwrap());
+    let _ = proxy.kill();
+    let _ = proxy.wait();
+}
+
+#[test]
 fn a_client_that_closed_our_stderr_still_gets_every_answer_and_the_status() {
     let mut p = Running::start(common::Options {
         stderr_closed: true,
@@ -269,6 +320,26 @@ fn sigterm_answers_pending_requests_and_exits() {
 }
 
 #[test]
+fn sigusr2_kills_nothing() {
+    let mut p = Running::proxy(&[]);
+    p.initialize();
+    // SAFETY: kill(2) on our own child's pid.
+    unsafe { libc::kill(p.child.id() as i32, libc::SIGUSR2) };
+    std::thread::sleep(Duration::from_millis(200));
+    let answer = p.call(json!(1), "echo", json!({"x": 1}));
+    assert_eq!(answer["id"], 1, "{answer}");
+    let (status, _, stderr) = p.finish();
+    assert!(status.success(), "{status:?}");
+    // Once on the signal, once at the exit.
+    assert_eq!(stderr.matches("calls=").count(), 2, "{stderr}");
+}
+
+#[test]
+fn sigquit_answers_pending_requests_and_exits() {
+    signal_test(libc::SIGQUIT);
+}
+
+#[test]
 fn sigint_answers_pending_requests_and_exits() {
     signal_test(libc::SIGINT);
 }
@@ -317,6 +388,36 @@ fn malformed_json_both_ways_passes_or_is_kept_off_and_the_session_goes_on() {
     let (status, _, stderr) = p.finish();
     assert!(status.success(), "{status:?}");
     assert_no_panic(&stderr);
+}
+
+#[test]
+fn a_banner_too_long_to_hold_is_kept_from_the_client_too() {
+    // Past max_line_bytes a line streams through unparsed; one that cannot be a message (it
+    // does not begin with `{` or `[`) is still kept from the client, and said in the log.
+    let (_dir, config) = config("max_line_bytes = 65536\n");
+    let server = r#"
+import sys
+sys.stdout.write("Z" * 200000 + "\n")
+sys.stdout.write('{"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "after"}}\n')
+sys.stdout.flush()
+for line in sys.stdin:
+    pass
+"#;
+    let upstream = ["python3".to_owned(), "-c".to_owned(), server.to_owned()];
+    let args = ["--config", config.as_str()];
+    let mut p = Running::start(Options {
+        proxy_args: &args,
+        upstream: Some(&upstream),
+        ..Options::default()
+    });
+    let first = p.recv();
+    assert_eq!(first["params"]["data"], "after", "{first}");
+    let stderr = p.stderr();
+    assert!(
+        stderr.contains("non-JSON line to stdout (kept from the client): ZZZ")
+            && stderr.contains("(200001 bytes in all)"),
+        "{stderr}"
+    );
 }
 
 #[test]

@@ -413,6 +413,28 @@ impl Inspector {
             .is_some_and(|key| self.session().drops_answer(&key))
     }
 
+    /// Whether a line too long to hold, by its `head`, is no JSON-RPC message (which begins
+    /// with `{`, or `[` for a batch) and is kept from the client (`non_json_upstream_lines`).
+    pub fn keeps_off_client(&self, head: &[u8]) -> bool {
+        self.non_json != NonJsonLines::Forward
+            && !head.trim_ascii_start().starts_with(b"{")
+            && !head.trim_ascii_start().starts_with(b"[")
+    }
+
+    /// A line too long to hold that [`Inspector::keeps_off_client`] kept from the client, of
+    /// `len` bytes in all, said in the log by its head (`stderr`) or not at all (`drop`).
+    pub fn kept_long_line(&self, head: &[u8], len: u64) {
+        if self.non_json == NonJsonLines::Stderr {
+            let redactor = &self.rewriter.load().redactor;
+            let text = String::from_utf8_lossy(head);
+            let shown = redactor.text(crate::diagnostic::head(&text, LOGGED_LINE_BYTES));
+            tracing::warn!(
+                "upstream wrote a non-JSON line to stdout (kept from the client): {shown}… ({len} \
+                 bytes in all)"
+            );
+        }
+    }
+
     /// An upstream line has been streamed to the client unchanged, followed by `line`. If it
     /// was an answer, the request it answers is settled, unrewritten.
     pub fn streamed_line(&self, line: &IdScanner, why: Streamed) -> Effects {
@@ -631,6 +653,9 @@ fn cancel_line(id: &RawValue, reason: &str) -> Vec<u8> {
         .into_bytes()
 }
 
+/// How much of a non-JSON line the log shows.
+const LOGGED_LINE_BYTES: usize = 4 << 10;
+
 fn non_json_line(line: Vec<u8>, policy: NonJsonLines, redactor: &Redactor) -> Option<Vec<u8>> {
     let text = String::from_utf8_lossy(&line);
     let text = text.trim_end_matches(['\r', '\n']);
@@ -639,9 +664,16 @@ fn non_json_line(line: Vec<u8>, policy: NonJsonLines, redactor: &Redactor) -> Op
         NonJsonLines::Drop => None,
         NonJsonLines::Stderr if text.trim().is_empty() => None,
         NonJsonLines::Stderr => {
-            let text = redactor.text(text);
+            // Its head: a dump of megabytes would be a log line of megabytes.
+            let shown = crate::diagnostic::head(text, LOGGED_LINE_BYTES);
+            let rest = if shown.len() < text.len() {
+                format!("… ({} bytes in all)", text.len())
+            } else {
+                String::new()
+            };
+            let shown = redactor.text(shown);
             tracing::warn!(
-                "upstream wrote a non-JSON line to stdout (kept from the client): {text}"
+                "upstream wrote a non-JSON line to stdout (kept from the client): {shown}{rest}"
             );
             None
         }

@@ -572,7 +572,11 @@ async fn restart(
 struct Signals {
     int: tokio::signal::unix::Signal,
     term: tokio::signal::unix::Signal,
+    /// A terminal's Ctrl-\: a stop like SIGINT, not a death with the calls unanswered.
+    quit: tokio::signal::unix::Signal,
     usr1: tokio::signal::unix::Signal,
+    /// Meant for nobody here: logs the statistics like SIGUSR1 rather than kill the proxy.
+    usr2: tokio::signal::unix::Signal,
     inspector: Arc<Inspector>,
 }
 
@@ -582,18 +586,22 @@ impl Signals {
         Signals {
             int: install(SignalKind::interrupt()),
             term: install(SignalKind::terminate()),
+            quit: install(SignalKind::quit()),
             usr1: install(SignalKind::user_defined1()),
+            usr2: install(SignalKind::user_defined2()),
             inspector,
         }
     }
 
-    /// The next SIGINT or SIGTERM, which is passed to the upstream and stops the proxy.
+    /// The next SIGINT, SIGTERM or SIGQUIT, which is passed to the upstream and stops the proxy.
     async fn next_stop(&mut self) -> (libc::c_int, &'static str) {
         loop {
             tokio::select! {
                 _ = self.int.recv() => return (libc::SIGINT, "SIGINT"),
                 _ = self.term.recv() => return (libc::SIGTERM, "SIGTERM"),
+                _ = self.quit.recv() => return (libc::SIGQUIT, "SIGQUIT"),
                 _ = self.usr1.recv() => tracing::info!("{}", self.inspector.stats.summary()),
+                _ = self.usr2.recv() => tracing::info!("{}", self.inspector.stats.summary()),
             }
         }
     }

@@ -604,15 +604,19 @@ fn stream_to_client(
     let mut mentions = Mentions::new(b"\"isError\"");
     scanner.feed(&first);
     mentions.feed(&first);
+    // A banner or a dump that long is kept from the client like a short one.
+    let not_a_message = io.inspector.keeps_off_client(&first);
     let mut out = io.client.lock();
     // An answer to a call that timed out since (its client has the TIMEOUT) goes nowhere.
-    let deliver = !io.inspector.drops_answer(&scanner);
+    let deliver = !not_a_message && !io.inspector.drops_answer(&scanner);
     if deliver {
         out.write_all(&first).map_err(|_| PumpEnd::ClientGone)?;
     }
+    let mut len = first.len() as u64;
     let mut pass = |bytes: &[u8]| {
         scanner.feed(bytes);
         mentions.feed(bytes);
+        len += bytes.len() as u64;
         if !deliver {
             return Ok(());
         }
@@ -626,6 +630,11 @@ fn stream_to_client(
     }
     if out.flush().is_err() {
         return Err(PumpEnd::ClientGone);
+    }
+    if not_a_message {
+        drop(out);
+        io.inspector.kept_long_line(&first, len);
+        return Ok(Effects::default());
     }
     let why = if over_limit {
         Streamed::OverLimit
