@@ -867,9 +867,10 @@ fn key_secrecy(key: &str) -> Secrecy {
     if strong && ABOUT_A_SECRET.contains(&word.as_str()) {
         return Secrecy::None;
     }
-    match word.secrecy_after(&before) {
-        _ if strong => Secrecy::Strong,
-        last => last,
+    if strong {
+        Secrecy::Strong
+    } else {
+        word.secrecy_after(&before)
     }
 }
 
