@@ -5,6 +5,27 @@ fn r(text: &str) -> String {
     Redactor::defaults().text(text).into_owned()
 }
 
+/// Each text is masked as its pair says, and the masked text stays as it is: every case that
+/// is not, in one message.
+fn assert_masked_as(cases: &[(&str, &str)]) {
+    let wrong = cases
+        .iter()
+        .filter(|(text, want)| r(text) != *want || r(want) != *want)
+        .map(|(text, want)| format!("{text}\n  got  {}\n  want {want}", r(text)))
+        .collect::<Vec<_>>();
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+/// Each text comes out as it went in: every one that does not, in one message.
+fn assert_kept(texts: &[&str]) {
+    let wrong = texts
+        .iter()
+        .filter(|text| r(text) != **text)
+        .map(|text| format!("{text}\n  got  {}", r(text)))
+        .collect::<Vec<_>>();
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
 #[test]
 fn masks_the_common_secrets() {
     assert_eq!(
@@ -473,7 +494,7 @@ fn every_shipped_pattern_compiles_within_the_size_limit() {
 
 #[test]
 fn masks_the_shapes_a_third_review_found() {
-    let wrong = [
+    let cases = [
         // JSON inside a string, as loggers and HTTP clients quote a request body.
         (
             r#""body":"{\"client_secret\":\"cs-9aQ2xyz\",\"password\":\"pW-4rT\"}""#,
@@ -626,17 +647,13 @@ fn masks_the_shapes_a_third_review_found() {
             "ALTER USER bob IDENTIFIED BY ArgOraPw1313;",
             "ALTER USER bob IDENTIFIED BY [REDACTED];",
         ),
-    ]
-    .into_iter()
-    .filter(|(text, want)| r(text) != *want || r(want) != *want)
-    .map(|(text, want)| format!("{text}\n  got  {}\n  want {want}", r(text)))
-    .collect::<Vec<_>>();
-    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    ];
+    assert_masked_as(&cases);
 }
 
 #[test]
 fn leaves_what_a_third_review_found_masked_needlessly() {
-    let wrong = [
+    let cases = [
         r#"SyntaxError: Unexpected token '<', "<!DOCTYPE "... is not valid JSON"#,
         "SyntaxError: Unexpected token '}', \"{\"a\":1,}\" is not valid JSON",
         "Bearer authentication is required",
@@ -651,17 +668,13 @@ fn leaves_what_a_third_review_found_masked_needlessly() {
         "on resource: arn:aws:secretsmanager:us-east-1:123456789012:secret:prod/db-AbCdEf",
         "File GOOGLE_APPLICATION_CREDENTIALS=/home/u/keys/sa.json was not found",
         "Basic authentication failed",
-    ]
-    .into_iter()
-    .filter(|text| r(text) != *text)
-    .map(|text| format!("{text}\n  got  {}", r(text)))
-    .collect::<Vec<_>>();
-    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    ];
+    assert_kept(&cases);
 }
 
 #[test]
 fn masks_the_shapes_a_fifth_review_found() {
-    let wrong = [
+    let cases = [
         (
             "Invalid access token eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U: bad",
             "Invalid access token [REDACTED]: bad",
@@ -714,17 +727,13 @@ fn masks_the_shapes_a_fifth_review_found() {
             r#"{"message": "API key not valid", "key": "vt0JL4himwzI5wKxm2UlsmwQHYVShFmC"}"#,
             r#"{"message": "API key not valid", "key": "[REDACTED]"}"#,
         ),
-    ]
-    .into_iter()
-    .filter(|(text, want)| r(text) != *want || r(want) != *want)
-    .map(|(text, want)| format!("{text}\n  got  {}\n  want {want}", r(text)))
-    .collect::<Vec<_>>();
-    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    ];
+    assert_masked_as(&cases);
 }
 
 #[test]
 fn masks_the_shapes_a_sixth_review_found() {
-    let wrong = [
+    let cases = [
         ("OPENAI_KEY=ok3Vq8Lm3Xz9Kp2Wd7 rejected", "OPENAI_KEY=[REDACTED] rejected"),
         (
             r#"{"SUPABASE_SERVICE_KEY": "sb1Vq8Lm3Xz9Kp2Wd7"}"#,
@@ -775,12 +784,8 @@ fn masks_the_shapes_a_sixth_review_found() {
             "Stripe-Signature: t=1700000000,v1=5a57ff9c3e7fb8a1234567890abcdef12",
             "Stripe-Signature: [REDACTED]",
         ),
-    ]
-    .into_iter()
-    .filter(|(text, want)| r(text) != *want || r(want) != *want)
-    .map(|(text, want)| format!("{text}\n  got  {}\n  want {want}", r(text)))
-    .collect::<Vec<_>>();
-    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    ];
+    assert_masked_as(&cases);
 }
 
 #[test]
@@ -831,7 +836,7 @@ fn a_command_line_in_the_arguments_is_read_as_one() {
 
 #[test]
 fn leaves_what_the_fifth_reviews_shapes_could_take_for_secrets() {
-    let wrong = [
+    let cases = [
         "unexpected token github.com/org/pkg",
         "session=default",
         r#"{"key": "reports/q3.pdf"}"#,
@@ -846,12 +851,8 @@ fn leaves_what_the_fifth_reviews_shapes_could_take_for_secrets() {
         "PRIMARY_KEY: id",
         "server.py --sort-key name",
         "reset token\nalice12345",
-    ]
-    .into_iter()
-    .filter(|text| r(text) != *text)
-    .map(|text| format!("{text}\n  got  {}", r(text)))
-    .collect::<Vec<_>>();
-    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    ];
+    assert_kept(&cases);
 }
 
 #[test]
