@@ -152,12 +152,19 @@ pub fn repaired_text(line: Vec<u8>) -> String {
     String::from_utf8(line).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
+/// Whether a line, by its head, may be a JSON-RPC message: an object, or a batch of them. A
+/// bare value (`42`, `"starting"`) or a banner never is.
+pub fn may_be_message(head: &[u8]) -> bool {
+    matches!(head.trim_ascii_start().first(), Some(b'{' | b'['))
+}
+
 /// Reads one line (with or without its line ending) as a JSON-RPC message. Text, not bytes:
 /// validated once, its strings need no second check.
 pub fn parse(line: &str) -> Line<'_> {
     let Ok(envelope) = serde_json::from_str::<Envelope>(line) else {
-        let structured = line.trim_start().starts_with(['{', '[']);
-        return if structured && serde_json::from_str::<IgnoredAny>(line).is_ok() {
+        return if may_be_message(line.as_bytes())
+            && serde_json::from_str::<IgnoredAny>(line).is_ok()
+        {
             Line::OtherJson
         } else {
             Line::NotJson

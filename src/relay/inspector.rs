@@ -416,21 +416,17 @@ impl Inspector {
     /// Whether a line too long to hold, by its `head`, is no JSON-RPC message (which begins
     /// with `{`, or `[` for a batch) and is kept from the client (`non_json_upstream_lines`).
     pub fn keeps_off_client(&self, head: &[u8]) -> bool {
-        self.non_json != NonJsonLines::Forward
-            && !head.trim_ascii_start().starts_with(b"{")
-            && !head.trim_ascii_start().starts_with(b"[")
+        self.non_json != NonJsonLines::Forward && !wire::may_be_message(head)
     }
 
     /// A line too long to hold that [`Inspector::keeps_off_client`] kept from the client, of
     /// `len` bytes in all, said in the log by its head (`stderr`) or not at all (`drop`).
     pub fn kept_long_line(&self, head: &[u8], len: u64) {
         if self.non_json == NonJsonLines::Stderr {
-            let redactor = &self.rewriter.load().redactor;
-            let text = String::from_utf8_lossy(head);
-            let shown = redactor.text(crate::diagnostic::head(&text, LOGGED_LINE_BYTES));
-            tracing::warn!(
-                "upstream wrote a non-JSON line to stdout (kept from the client): {shown}… ({len} \
-                 bytes in all)"
+            log_kept_line(
+                &String::from_utf8_lossy(head),
+                len,
+                &self.rewriter.load().redactor,
             );
         }
     }
@@ -664,18 +660,23 @@ fn non_json_line(line: Vec<u8>, policy: NonJsonLines, redactor: &Redactor) -> Op
         NonJsonLines::Drop => None,
         NonJsonLines::Stderr if text.trim().is_empty() => None,
         NonJsonLines::Stderr => {
-            // Its head: a dump of megabytes would be a log line of megabytes.
-            let shown = crate::diagnostic::head(text, LOGGED_LINE_BYTES);
-            let rest = if shown.len() < text.len() {
-                format!("… ({} bytes in all)", text.len())
-            } else {
-                String::new()
-            };
-            let shown = redactor.text(shown);
-            tracing::warn!(
-                "upstream wrote a non-JSON line to stdout (kept from the client): {shown}{rest}"
-            );
+            log_kept_line(text, text.len() as u64, redactor);
             None
         }
     }
+}
+
+/// Logs a line kept from the client, `len` bytes in all, by its head (of `text`, which may be
+/// the head already): a dump of megabytes would be a log line of megabytes.
+fn log_kept_line(text: &str, len: u64, redactor: &Redactor) {
+    let shown = crate::diagnostic::head(text, LOGGED_LINE_BYTES);
+    let rest = if (shown.len() as u64) < len {
+        format!("… ({len} bytes in all)")
+    } else {
+        String::new()
+    };
+    let shown = redactor.text(shown);
+    tracing::warn!(
+        "upstream wrote a non-JSON line to stdout (kept from the client): {shown}{rest}"
+    );
 }
