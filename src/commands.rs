@@ -10,9 +10,10 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::check::{find_shadowed, run_examples};
-use crate::classify::{classify as classify_failure, verdict_of};
+use crate::classify::{self, classify as classify_failure, verdict_of};
 use crate::cli::{exit, ClassifyArgs, FailureSource};
 use crate::config::{Flags, Settings};
+use crate::model;
 use crate::render::{AttemptedQuery, OriginalError, StructuredError};
 use crate::rewrite::Rewriter;
 use crate::rules::Failure;
@@ -167,7 +168,34 @@ pub fn classify(args: &ClassifyArgs) -> i32 {
                 eprintln!("  match: {pattern}");
             }
         }
-        None => eprintln!("no rule matched: unclassified (unknown, not retryable)"),
+        None if rules.fallback_model() => {
+            let guess = model::EMBEDDED.guess(failure.text);
+            let verdict = classify::guessed(&model::EMBEDDED, failure);
+            eprintln!(
+                "no rule matched: the fallback model guesses {} with confidence {:.2} \
+                 (used from {:.2}, retried from {:.2}): {} {}",
+                guess.category,
+                guess.confidence,
+                classify::MODEL_MIN_CONFIDENCE,
+                classify::MODEL_RETRY_CONFIDENCE,
+                verdict.category,
+                if verdict.retryable {
+                    "retryable"
+                } else {
+                    "not retryable"
+                }
+            );
+            if args.explain {
+                eprintln!(
+                    "  the words that decided it (feature: weight for {}):",
+                    guess.category
+                );
+                for (feature, weight) in &guess.evidence {
+                    eprintln!("    {feature}: {weight:+.2}");
+                }
+            }
+        }
+        None => eprintln!("no rule matched, and the fallback model is off: unknown, not retryable"),
     }
     if args.explain {
         eprintln!("every rule that matches, in the order they are tried:");

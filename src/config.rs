@@ -48,6 +48,7 @@ struct ConfigFile {
     #[serde(default)]
     rules: Vec<PathBuf>,
     default_rules: Option<bool>,
+    fallback_model: Option<bool>,
     rewrite_rpc_errors: Option<bool>,
     non_json_upstream_lines: Option<NonJsonLines>,
     log_level: Option<String>,
@@ -330,7 +331,7 @@ impl Settings {
             restart: config.restart,
             not_found_is_empty,
             profile: flags.profile.or(config.profile).unwrap_or_default(),
-            rules: Arc::new(rules),
+            rules: Arc::new(rules.with_fallback_model(config.fallback_model.unwrap_or(true))),
             rewrite_rpc_errors: config.rewrite_rpc_errors.unwrap_or(true),
             non_json_upstream_lines: config.non_json_upstream_lines.unwrap_or_default(),
             log_level,

@@ -54,6 +54,7 @@ pub mod demo;
 pub mod diagnostic;
 pub mod install;
 pub mod log_writer;
+pub mod model;
 pub mod recovery;
 pub mod redact;
 pub mod relay;

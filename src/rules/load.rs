@@ -10,7 +10,7 @@ use toml::Spanned;
 
 use super::lint::{contradiction, unscoped_success_rule};
 use super::locate::{inline_rule_id_around, rule_id_around, Lines};
-use super::{Example, LazyRegex, Rule, EMBEDDED_DEFAULTS};
+use super::{Example, LazyRegex, Rule, Tier, EMBEDDED_DEFAULTS};
 use crate::classify::MAX_RETRY_AFTER_SECONDS;
 use crate::diagnostic::{Diagnostic, SourceFile};
 use crate::taxonomy::{self, Category, Source};
@@ -19,6 +19,8 @@ use crate::template::{Template, BUILTINS};
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RuleFileDoc {
+    /// The tier of the file's rules that name none.
+    tier: Option<Tier>,
     #[serde(default)]
     rule: Vec<RawRule>,
 }
@@ -32,6 +34,7 @@ struct RawRule {
     pattern: Option<Spanned<String>>,
     #[serde(default)]
     priority: i64,
+    tier: Option<Tier>,
     #[serde(default = "yes")]
     enabled: bool,
     #[serde(default)]
@@ -74,6 +77,8 @@ fn yes() -> bool {
 /// A compiled rule with what loading still needs to know about it.
 pub(super) struct Loaded {
     pub rule: Rule,
+    /// The rule's own `tier`; the file's applies where it names none.
+    pub tier: Option<Tier>,
     pub enabled: bool,
     /// `enabled = false` and nothing a rule decides with (`match`, `category`, `code`,
     /// `reclassify`): written only to switch off another rule, so naming none is a mistake.
@@ -101,9 +106,14 @@ pub(super) fn compile_file(
             return Vec::new();
         }
     };
+    let tier = doc.tier.unwrap_or_default();
     doc.rule
         .into_iter()
         .filter_map(|raw| compile_rule(file, &lines, user, trusted, raw, budget, problems))
+        .map(|mut loaded| {
+            loaded.rule.tier = loaded.tier.unwrap_or(tier);
+            loaded
+        })
         .collect()
 }
 
@@ -352,6 +362,7 @@ fn compile_rule(
         && raw.code.is_none()
         && !reclassify;
     Some(Loaded {
+        tier: raw.tier,
         enabled: raw.enabled,
         switch_off,
         rule: Rule {
@@ -360,6 +371,7 @@ fn compile_rule(
             col,
             user,
             priority: raw.priority,
+            tier: Tier::default(),
             regex,
             set_index: None,
             tool_globs: raw.tools.iter().map(|t| t.get_ref().clone()).collect(),

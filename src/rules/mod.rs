@@ -6,9 +6,10 @@
 //! it (syntax, size limit), and then dropped: the matching machinery is built by the first
 //! failure (see [`RuleSet`]), so an idle proxy holds only the rules' text.
 //!
-//! Order: higher `priority` first, then load order (user files in the order given, then the
-//! embedded defaults), then order within the file. The first rule that matches wins. A user rule
-//! with the id of a default rule replaces it.
+//! Order: higher `priority` first, then [`Tier`] (what a failure's sentence says before the
+//! status token in it), then load order (user files in the order given, then the embedded
+//! defaults), then order within the file. The first rule that matches wins. A user rule with
+//! the id of a default rule replaces it.
 
 mod first_pass;
 mod lint;
@@ -148,6 +149,37 @@ pub struct Failure<'a> {
     pub rpc_code: Option<i64>,
 }
 
+/// How general a rule is, which decides its place in the table: a rule that knows a server's
+/// exact text is tried before one that knows what a failure means in any server's words, which
+/// is tried before one that reads a status token (`403`, `429`, "server error"), which is tried
+/// before the last-resort phrasings. This is what makes "Error 429: monthly quota exceeded, see
+/// your plan" a business failure and not a rate limit, for every server at once.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Tier {
+    /// A server's, library's or API's own phrasing. The default: user rules are tried first.
+    #[default]
+    Specific,
+    /// The vocabulary of a failure's meaning: quotas, billing, plans, policies, an object's
+    /// state, credentials, configuration, transport failures named as such.
+    Meaning,
+    /// A status token in the text: HTTP statuses and their reason phrases.
+    Status,
+    /// Last-resort phrasings that say little more than "invalid" or "not allowed".
+    Generic,
+}
+
+impl Tier {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Tier::Specific => "specific",
+            Tier::Meaning => "meaning",
+            Tier::Status => "status",
+            Tier::Generic => "generic",
+        }
+    }
+}
+
 /// One compiled rule.
 #[derive(Debug)]
 pub struct Rule {
@@ -159,6 +191,7 @@ pub struct Rule {
     /// From a user file rather than the embedded defaults.
     pub user: bool,
     pub priority: i64,
+    pub tier: Tier,
     /// The `match` pattern, compiled (with captures) only when the first pass says it matched:
     /// most rules never match anything, and a compiled regex costs memory.
     regex: Option<LazyRegex>,
@@ -256,6 +289,8 @@ pub struct RuleSet {
     /// Rules of the user's with `enabled = false` that switch off no rule: `check` refuses them
     /// (a typo in the id), a start or reload does not, as for a rule that can never fire.
     switching_off_nothing: Vec<Diagnostic>,
+    /// Whether the fallback model decides what no rule matches (`fallback_model` in the config).
+    fallback_model: bool,
 }
 
 /// Which tools a group of rules may apply to, in one match whatever the group's size. It only
@@ -328,8 +363,8 @@ impl RuleSet {
             .filter(|r| r.enabled)
             .map(|r| r.rule)
             .collect();
-        // A stable sort keeps load order among equal priorities.
-        rules.sort_by_key(|r| std::cmp::Reverse(r.priority));
+        // A stable sort keeps load order among equal priorities and tiers.
+        rules.sort_by_key(|r| (std::cmp::Reverse(r.priority), r.tier));
 
         let mut patterns = 0;
         for rule in &mut rules {
@@ -345,7 +380,19 @@ impl RuleSet {
             reads_successes,
             first_pass: OnceLock::new(),
             switching_off_nothing,
+            fallback_model: true,
         })
+    }
+
+    /// The table with the fallback model on or off; on by default.
+    pub fn with_fallback_model(mut self, on: bool) -> RuleSet {
+        self.fallback_model = on;
+        self
+    }
+
+    /// Whether the fallback model decides what no rule matches.
+    pub fn fallback_model(&self) -> bool {
+        self.fallback_model
     }
 
     /// The first pass, built on first use.

@@ -1,0 +1,98 @@
+//! Trains the fallback classifier (`src/model.rs`) on the development corpus
+//! (`tests/corpus/*.jsonl`) and writes `src/model/weights.txt`.
+//!
+//! ```text
+//! cargo run --release --example train-model            # retrain, write the model
+//! cargo run --release --example train-model -- --lofo  # leave-one-family-out figures
+//! ```
+//!
+//! The holdout (`tests/corpus/holdout/`) and the recorded results are never read.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use mcp_errnorm::model::{self, corpus, Guess, TRAINING};
+use mcp_errnorm::taxonomy::Category;
+
+fn main() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let cases = development_cases(&root.join("tests/corpus"));
+    if std::env::args().any(|a| a == "--lofo") {
+        leave_one_family_out(&cases);
+        return;
+    }
+    let model = model::train(&model::samples(&cases), TRAINING);
+    let out = root.join("src/model/weights.txt");
+    std::fs::write(&out, model.to_text()).expect("write the model");
+    eprintln!(
+        "trained on {} cases: {} features, written to {}",
+        cases.len(),
+        model.len(),
+        out.display()
+    );
+}
+
+/// The development corpus: every `*.jsonl` directly in `dir` but the successes, by file name.
+fn development_cases(dir: &Path) -> Vec<corpus::Case> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .expect("read the corpus folder")
+        .map(|e| e.expect("a corpus entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .filter(|p| !p.ends_with("successes.jsonl"))
+        .collect();
+    files.sort();
+    let mut cases = Vec::new();
+    for path in files {
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        let text = std::fs::read_to_string(&path).expect("read a corpus file");
+        cases.extend(corpus::parse(&name, &text).unwrap_or_else(|e| panic!("{e}")));
+    }
+    cases
+}
+
+/// For each family: a model trained on every other family guesses all of this one's cases, as
+/// if no rule had matched them. Prints agreement and wrong retries by confidence threshold.
+fn leave_one_family_out(cases: &[corpus::Case]) {
+    let mut families: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+    for (i, c) in cases.iter().enumerate() {
+        families.entry(c.family()).or_default().push(i);
+    }
+    let mut guesses: Vec<Option<Guess>> = vec![None; cases.len()];
+    for members in families.values() {
+        let rest: Vec<corpus::Case> = cases
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !members.contains(i))
+            .map(|(_, c)| c.clone())
+            .collect();
+        let model = model::train(&model::samples(&rest), TRAINING);
+        for &i in members {
+            guesses[i] = Some(model.guess(&cases[i].text));
+        }
+    }
+    let guesses: Vec<Guess> = guesses.into_iter().map(Option::unwrap).collect();
+    println!(
+        "leave-one-family-out: {} cases, {} families (the model alone, as if no rule matched)",
+        cases.len(),
+        families.len()
+    );
+    println!("threshold  covered  category-right  wrongly-retryable-if-retried-at-threshold");
+    for t in [0.0f32, 0.4, 0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95, 0.98] {
+        let covered: Vec<usize> = (0..cases.len())
+            .filter(|&i| guesses[i].confidence >= t)
+            .collect();
+        let right = covered
+            .iter()
+            .filter(|&&i| cases[i].accepts(guesses[i].category))
+            .count();
+        let wrong_retry = covered
+            .iter()
+            .filter(|&&i| guesses[i].category == Category::Transient && !cases[i].retryable)
+            .count();
+        println!(
+            "{t:>9.2}  {:>6.1}%  {:>13.1}%  {wrong_retry:>5}",
+            100.0 * covered.len() as f64 / cases.len() as f64,
+            100.0 * right as f64 / covered.len().max(1) as f64,
+        );
+    }
+}
