@@ -3,7 +3,7 @@
 
 use crate::classify::classify;
 use crate::diagnostic::Diagnostic;
-use crate::rules::{Failure, Rule, RuleSet};
+use crate::rules::{Failure, Rule, RuleSet, Tier};
 
 /// A problem `check` reports; errors fail the check, warnings only inform.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -12,7 +12,9 @@ pub struct Finding {
     pub is_error: bool,
 }
 
-/// Runs every example of every rule through the whole table; returns the ones that fail.
+/// Runs every example of every rule through the whole table; returns the ones that fail. An
+/// example of a meaning rule that one of the user's rules decides is not a failure here:
+/// [`find_shadowed_meanings`] reports it.
 pub fn run_examples(set: &RuleSet) -> Vec<Diagnostic> {
     let mut failures = Vec::new();
     for rule in set.rules() {
@@ -23,6 +25,9 @@ pub fn run_examples(set: &RuleSet) -> Vec<Diagnostic> {
                 source: example.source,
                 rpc_code: example.rpc_code,
             };
+            if shadowing_user_rule(set, rule, failure).is_some() {
+                continue;
+            }
             let verdict = classify(set, failure);
             let decided_by = verdict.rule_id.as_deref().unwrap_or("(none)");
             let mut wrong = Vec::new();
@@ -93,6 +98,60 @@ pub fn find_shadowed(set: &RuleSet) -> Vec<Finding> {
         }
     }
     findings
+}
+
+/// A user rule that decides a failure a default meaning rule was written for: a broad
+/// pattern or a status token of the user's outranks what the failure's sentence says. A
+/// warning: the user may mean it.
+pub fn find_shadowed_meanings(set: &RuleSet) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    for rule in set.rules() {
+        for example in &rule.examples {
+            let failure = Failure {
+                text: &example.text,
+                tool: &example.tool,
+                source: example.source,
+                rpc_code: example.rpc_code,
+            };
+            let Some(earlier) = shadowing_user_rule(set, rule, failure) else {
+                continue;
+            };
+            findings.push(Finding {
+                is_error: false,
+                diagnostic: Diagnostic {
+                    file: earlier.file.clone(),
+                    line: earlier.line,
+                    col: earlier.col,
+                    rule: Some(earlier.id.clone()),
+                    message: format!(
+                        "decides {:?}, which the meaning rule '{}' ({}:{}:{}) was written for: \
+                         narrow its match, or give it `tier = \"status\"` so that what the \
+                         sentence says is read first",
+                        shorten(&example.text),
+                        rule.id,
+                        rule.file,
+                        rule.line,
+                        rule.col
+                    ),
+                },
+            });
+        }
+    }
+    findings
+}
+
+/// The user's rule that decides `failure`, an example of the meaning rule `rule` that names
+/// `rule` as its decider.
+fn shadowing_user_rule<'s>(
+    set: &'s RuleSet,
+    rule: &Rule,
+    failure: Failure<'s>,
+) -> Option<&'s Rule> {
+    if rule.user || rule.tier != Tier::Meaning {
+        return None;
+    }
+    let decider = set.first_match(failure)?.rule;
+    (decider.user && decider.id != rule.id).then_some(decider)
 }
 
 fn shadows(earlier: &Rule, later: &Rule) -> bool {
@@ -184,6 +243,36 @@ mod tests {
              [[rule.example]]\ntext = \"disk full\"\nrule = \"specific\"\n",
         );
         assert!(run_examples(&s).is_empty());
+    }
+
+    #[test]
+    fn a_broad_user_rule_over_a_meaning_rule_is_a_warning() {
+        let s = RuleSet::load(
+            &[SourceFile::new(
+                "u.toml",
+                "[[rule]]\nid = \"all-429\"\nmatch = '429'\ncode = \"RATE_LIMITED\"\n",
+            )],
+            &default_sources(),
+        )
+        .unwrap();
+        let findings = find_shadowed_meanings(&s);
+        assert!(!findings.is_empty());
+        assert!(findings.iter().all(|f| !f.is_error));
+        let first = findings[0].diagnostic.to_string();
+        assert!(
+            first.starts_with(
+                "u.toml:2:6: rule 'all-429': decides \"HTTP 429: You have reached the plan limit"
+            ),
+            "{first}"
+        );
+        assert!(
+            first.contains("meaning rule 'meaning-plan-and-billing'"),
+            "{first}"
+        );
+        // Reported there, not as a failing example.
+        assert!(run_examples(&s)
+            .iter()
+            .all(|d| d.rule.as_deref() != Some("meaning-plan-and-billing")));
     }
 
     #[test]

@@ -116,12 +116,20 @@ pub enum Command {
         mcp-errnorm classify --source rpc --code -32602 'Unknown tool: x'\n  \
         mcp-errnorm classify --jsonl < unmatched.jsonl")]
     Classify(ClassifyArgs),
-    /// For a file of recorded failures (JSON lines), count what each rule matched and what
-    /// fell to unclassified. Exit 0 when everything was classified, 1 otherwise.
-    #[command(after_help = "Example:\n  mcp-errnorm coverage --rules mine.toml unmatched.jsonl")]
+    /// For a file of recorded failures (JSON lines), count what each rule matched, and list
+    /// the failures no rule decided, grouped by shape, most frequent first. Exit 0 when a rule
+    /// decided every failure, 1 otherwise.
+    #[command(after_help = "Examples:\n  \
+        mcp-errnorm coverage --rules mine.toml unmatched.jsonl\n  \
+        mcp-errnorm coverage --suggest drafts.toml unmatched.jsonl")]
     Coverage {
         #[command(flatten)]
         source: RuleArgs,
+        /// Write draft rules for the most frequent groups to FILE (never overwritten): a match
+        /// built from the group's shape, the category the fallback model guesses (to confirm)
+        /// and an example.
+        #[arg(long, value_name = "FILE")]
+        suggest: Option<PathBuf>,
         /// JSON lines: {"text": ..., "tool": ..., "source": "result"|"rpc", "code": N}.
         file: PathBuf,
     },
@@ -224,9 +232,11 @@ pub fn main(cli: Cli) -> i32 {
         Some(Command::DemoServer) => crate::demo::serve(),
         Some(Command::Check { source }) => crate::commands::check(&source.flags()),
         Some(Command::Classify(args)) => crate::commands::classify(&args),
-        Some(Command::Coverage { source, file }) => {
-            crate::commands::coverage(&source.flags(), &file)
-        }
+        Some(Command::Coverage {
+            source,
+            suggest,
+            file,
+        }) => crate::commands::coverage(&source.flags(), &file, suggest.as_deref()),
         Some(Command::Init) => crate::commands::init(std::path::Path::new(".")),
         Some(Command::Install(args)) => crate::install::install(&args),
         Some(Command::Uninstall(args)) => crate::install::uninstall(&args),

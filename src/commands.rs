@@ -9,10 +9,11 @@ use std::path::Path;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::check::{find_shadowed, run_examples};
+use crate::check::{find_shadowed, find_shadowed_meanings, run_examples};
 use crate::classify::{self, classify as classify_failure, verdict_of};
 use crate::cli::{exit, ClassifyArgs, FailureSource};
 use crate::config::{Flags, Settings};
+use crate::coverage;
 use crate::model;
 use crate::render::{AttemptedQuery, OriginalError, StructuredError};
 use crate::rewrite::Rewriter;
@@ -46,7 +47,10 @@ pub fn check(flags: &Flags) -> i32 {
         eprintln!("{problem}: error");
         status = exit::USAGE;
     }
-    for finding in find_shadowed(rules) {
+    for finding in find_shadowed(rules)
+        .into_iter()
+        .chain(find_shadowed_meanings(rules))
+    {
         let severity = if finding.is_error { "error" } else { "warning" };
         eprintln!("{}: {severity}", finding.diagnostic);
         if finding.is_error {
@@ -247,8 +251,12 @@ fn classify_lines(rewriter: &Rewriter) -> i32 {
     status
 }
 
-/// `coverage`: per rule, per category and unclassified counts for a file of failures.
-pub fn coverage(flags: &Flags, file: &Path) -> i32 {
+/// How many groups `coverage` lists, and drafts rules for.
+const TOP_GROUPS: usize = 20;
+
+/// `coverage`: per rule, per category and unclassified counts for a file of failures; the
+/// failures no rule decided, grouped by shape; with `suggest`, draft rules for those groups.
+pub fn coverage(flags: &Flags, file: &Path, suggest: Option<&Path>) -> i32 {
     let settings = match load(flags) {
         Ok(s) => s,
         Err(code) => return code,
@@ -263,6 +271,7 @@ pub fn coverage(flags: &Flags, file: &Path) -> i32 {
     let mut by_rule: BTreeMap<String, usize> = BTreeMap::new();
     let mut by_category: BTreeMap<&'static str, usize> = BTreeMap::new();
     let (mut total, mut unclassified, mut unreadable) = (0, 0, 0);
+    let mut undecided: Vec<Record> = Vec::new();
     for (n, line) in bytes.split(|&b| b == b'\n').enumerate() {
         if line.trim_ascii().is_empty() {
             continue;
@@ -281,10 +290,12 @@ pub fn coverage(flags: &Flags, file: &Path) -> i32 {
         if verdict.category == Category::Unknown {
             unclassified += 1;
         }
-        *by_rule
-            .entry(verdict.rule_id.unwrap_or_else(|| "(unclassified)".into()))
-            .or_default() += 1;
         *by_category.entry(verdict.category.as_str()).or_default() += 1;
+        let rule = verdict.rule_id.unwrap_or_else(|| "(unclassified)".into());
+        if rule == "(unclassified)" || rule == classify::MODEL_RULE_ID {
+            undecided.push(record);
+        }
+        *by_rule.entry(rule).or_default() += 1;
     }
     let width = by_rule.keys().map(String::len).max().unwrap_or(4).max(8);
     println!("{:<width$}  failures", "rule");
@@ -305,7 +316,65 @@ pub fn coverage(flags: &Flags, file: &Path) -> i32 {
     };
     println!();
     println!("{total} failures, {unclassified} unclassified ({percent:.1}%), {unreadable} unreadable lines");
+    let groups = coverage::group(undecided.iter().map(|r| (r.tool.as_str(), r.text.as_str())));
+    if !groups.is_empty() {
+        println!();
+        println!(
+            "failures no rule decided, by shape ({} groups; the model's guess beside each):",
+            groups.len()
+        );
+        println!("{:>5}  {:<22}  {:<24}  shape", "count", "guess", "tools");
+        for group in groups.iter().take(TOP_GROUPS) {
+            let (category, confidence) = coverage::guess_of(group, &model::EMBEDDED);
+            let tools: Vec<&str> = group.tools.iter().map(String::as_str).collect();
+            println!(
+                "{:>5}  {:<22}  {:<24}  {}",
+                group.count,
+                format!("{category} {confidence:.2}"),
+                head(&tools.join(","), 24),
+                group.shape
+            );
+            println!(
+                "{:>5}  {:<22}  {:<24}  e.g. {}",
+                "",
+                "",
+                "",
+                head(&group.example, 200)
+            );
+        }
+    }
+    if let Some(path) = suggest {
+        let top = &groups[..groups.len().min(TOP_GROUPS)];
+        let drafts = coverage::draft_rules(top, &model::EMBEDDED);
+        let written = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(path)
+            .and_then(|mut f| std::io::Write::write_all(&mut f, drafts.as_bytes()));
+        match written {
+            Ok(()) => eprintln!(
+                "draft rules for {} groups written to {}: confirm each guess, then \
+                 `mcp-errnorm check --rules {}`",
+                top.len(),
+                path.display(),
+                path.display()
+            ),
+            Err(e) => {
+                eprintln!("mcp-errnorm coverage: cannot write {}: {e}", path.display());
+                return CANNOT_CREATE;
+            }
+        }
+    }
     i32::from(unclassified > 0 || unreadable > 0)
+}
+
+/// The first `max` characters of `text` on one line.
+fn head(text: &str, max: usize) -> String {
+    let one_line = text.replace('\n', " ");
+    match one_line.char_indices().nth(max) {
+        Some((cut, _)) => format!("{}…", &one_line[..cut]),
+        None => one_line,
+    }
 }
 
 const STARTER_CONFIG: &str = include_str!("../docs/examples/starter-config.toml");

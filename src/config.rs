@@ -49,6 +49,7 @@ struct ConfigFile {
     rules: Vec<PathBuf>,
     default_rules: Option<bool>,
     fallback_model: Option<bool>,
+    hidden_failures: Option<bool>,
     rewrite_rpc_errors: Option<bool>,
     non_json_upstream_lines: Option<NonJsonLines>,
     log_level: Option<String>,
@@ -121,6 +122,8 @@ pub struct Settings {
     pub profile: Profile,
     pub rules: Arc<RuleSet>,
     pub rewrite_rpc_errors: bool,
+    /// Failures answered as successes are caught by their shape (`hidden_failures`).
+    pub hidden_failures: bool,
     pub non_json_upstream_lines: NonJsonLines,
     pub log_level: Option<String>,
     pub log_format: LogFormat,
@@ -331,7 +334,12 @@ impl Settings {
             restart: config.restart,
             not_found_is_empty,
             profile: flags.profile.or(config.profile).unwrap_or_default(),
-            rules: Arc::new(rules.with_fallback_model(config.fallback_model.unwrap_or(true))),
+            // Without the embedded rules, nothing but the user's rules decides: neither the
+            // model nor the shape of a success.
+            rules: Arc::new(
+                rules.with_fallback_model(config.fallback_model.unwrap_or(use_defaults)),
+            ),
+            hidden_failures: config.hidden_failures.unwrap_or(use_defaults),
             rewrite_rpc_errors: config.rewrite_rpc_errors.unwrap_or(true),
             non_json_upstream_lines: config.non_json_upstream_lines.unwrap_or_default(),
             log_level,
@@ -407,6 +415,7 @@ impl Settings {
             rewrite_rpc_errors: self.rewrite_rpc_errors,
             not_found_is_empty: self.not_found_is_empty.clone(),
             redactor: self.redactor.clone(),
+            hidden_failures: self.hidden_failures,
         }
     }
 }

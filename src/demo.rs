@@ -53,7 +53,7 @@ fn legacy_behaviour(tool: &str, args: &Value) -> Option<Result<String, String>> 
                 .into(),
         ),
         "get_weather" => Ok(format!("Weather in {}: 14°C, light rain", arg("city").trim_matches('"'))),
-        "generate_report" => Err("Report engine crashed (code 0x2a)".into()),
+        "generate_report" => Err("Report engine stopped with code 0x2a".into()),
         _ => return None,
     })
 }

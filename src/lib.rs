@@ -50,6 +50,7 @@ pub mod classify;
 pub mod cli;
 pub mod commands;
 pub mod config;
+pub mod coverage;
 pub mod demo;
 pub mod diagnostic;
 pub mod install;

@@ -14,6 +14,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 
+mod hidden;
 mod plain;
 
 use crate::classify::{classify, Verdict};
@@ -36,6 +37,9 @@ pub struct Rewriter {
     pub not_found_is_empty: GlobSet,
     /// Masks secrets in everything the proxy writes into a structured error.
     pub redactor: Redactor,
+    /// Look for failures answered as successes in every tool's results, by their shape
+    /// (`hidden_failures` in the config); the `source = "success"` rules apply either way.
+    pub hidden_failures: bool,
 }
 
 /// The `_meta` key of an empty result the proxy made from a NOT_FOUND failure.
@@ -124,7 +128,8 @@ impl Rewriter {
 
     fn handle_result(&self, answered: &AnsweredCall, raw: &RawValue) -> Handling {
         let tool = answered.call.name.as_str();
-        let inspect_success = self.rules.inspects_successes_of(tool);
+        let inspect_success = self.rules.inspects_successes_of(tool)
+            || (self.hidden_failures && hidden::may_hide_a_failure(raw.get()));
         // Most answers are successes, often large: skip them without parsing.
         if !inspect_success && !raw.get().contains("\"isError\"") {
             return Handling::Pass;
@@ -140,31 +145,40 @@ impl Rewriter {
 
     fn rewrite_result(&self, answered: &AnsweredCall, raw: &RawValue) -> Option<RewrittenJson> {
         let tool = answered.call.name.as_str();
-        let plain::ReadResult {
-            members,
-            is_error,
-            text,
-            kept_blocks,
-            partial,
-        } = plain::read(raw)?;
-        let source = if is_error {
+        let read = plain::read(raw)?;
+        let source = if read.is_error {
             Source::Result
         } else {
             Source::Success
         };
         let failure = Failure {
-            text: &text,
+            text: &read.text,
             tool,
             source,
             rpc_code: None,
         };
-        let verdict = if is_error {
+        let verdict = if read.is_error || self.rules.first_match(failure).is_some() {
+            // A failure, or a success a rule says is one.
             classify(&self.rules, failure)
+        } else if self.hidden_failures && hidden::is_failure(raw.get(), &read, tool) {
+            // A success whose shape says it is a failure: classified as an `isError` result is.
+            classify(
+                &self.rules,
+                Failure {
+                    source: Source::Result,
+                    ..failure
+                },
+            )
         } else {
-            // A success becomes a failure only on a rule's word, never by default.
-            self.rules.first_match(failure)?;
-            classify(&self.rules, failure)
+            return None;
         };
+        let plain::ReadResult {
+            members,
+            text,
+            kept_blocks,
+            partial,
+            ..
+        } = read;
         let original = OriginalError {
             source,
             text,

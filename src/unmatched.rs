@@ -1,4 +1,5 @@
-//! `--log-unmatched`: every failure no rule matched, appended to a file as one JSON line
+//! `--log-unmatched`: every failure no rule matched (decided by the fallback model or by
+//! nothing), appended to a file as one JSON line
 //! (`time`, `tool`, `source`, `code`, `text`), the input `classify --jsonl` and `coverage` read.
 
 use std::fs::{File, OpenOptions};
@@ -39,9 +40,14 @@ impl UnmatchedLog {
     }
 }
 
-/// The line for an unmatched failure; `None` for one a rule decided, or one the proxy made.
+/// The line for an unmatched failure (one the fallback model decided counts: no rule did);
+/// `None` for one a rule decided, or one the proxy made.
 pub fn record_line(tool: &str, error: &StructuredError, now: SystemTime) -> Option<String> {
-    if error.rule_id.is_some() || error.original_error.source == Source::Proxy {
+    let by_a_rule = error
+        .rule_id
+        .as_deref()
+        .is_some_and(|id| id != crate::classify::MODEL_RULE_ID);
+    if by_a_rule || error.original_error.source == Source::Proxy {
         return None;
     }
     let record = json!({

@@ -9,14 +9,18 @@
 //!
 //! `cargo test --test corpus -- --nocapture --test-threads 1` prints both scorecards.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use mcp_errnorm::classify::classify;
+use mcp_errnorm::config::{Flags, Settings};
 use mcp_errnorm::model;
 use mcp_errnorm::model::corpus::{self, Case};
+use mcp_errnorm::rewrite::{Answer, Rewriter};
 use mcp_errnorm::rules::{Failure, RuleSet};
+use mcp_errnorm::session::{Answered, Session};
 use mcp_errnorm::taxonomy::{Category, Source};
+use mcp_errnorm::wire::{self, Line, Message};
 use serde::Deserialize;
 
 #[derive(Debug, Deserialize)]
@@ -445,5 +449,128 @@ fn the_embedded_model_is_trained_on_the_development_corpus_as_it_is() {
     assert!(
         retrained == include_str!("../src/model/weights.txt"),
         "{stale}"
+    );
+}
+
+/// One result recorded from a real server (tests/corpus/recorded/), with the label of a
+/// failure that answered as a success.
+#[derive(Debug, Deserialize)]
+struct Recorded {
+    server: String,
+    tool: String,
+    arguments: serde_json::Value,
+    result: serde_json::Value,
+    situation: String,
+    category: Option<Category>,
+    #[serde(default)]
+    also: Option<Category>,
+}
+
+fn recorded(file: &str) -> Vec<Recorded> {
+    let path = corpus_dir().join("recorded").join(file);
+    std::fs::read_to_string(&path)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{file}: {e}: {l}")))
+        .collect()
+}
+
+/// What the proxy (default settings) sends the client for a recorded result: `None` when the
+/// result passes untouched.
+fn rewritten(r: &Recorded) -> Option<serde_json::Value> {
+    static REWRITER: std::sync::LazyLock<Rewriter> =
+        std::sync::LazyLock::new(|| Settings::load(&Flags::default()).unwrap().rewriter());
+    let rewriter = &*REWRITER;
+    let mut session = Session::default();
+    let request = serde_json::json!({
+        "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": r.tool, "arguments": r.arguments},
+    })
+    .to_string();
+    let Line::Message(Message::Request { id, method, params }) = wire::parse(&request) else {
+        panic!("not a request")
+    };
+    session.client_request(id, &method, params);
+    let response = serde_json::json!({"jsonrpc": "2.0", "id": 1, "result": r.result}).to_string();
+    let Line::Message(Message::Response { id, result }) = wire::parse(&response) else {
+        panic!("not a response")
+    };
+    let Answered::Call(answered) = session.upstream_answer(id, Some(result)) else {
+        panic!("not a call's answer")
+    };
+    rewriter
+        .rewrite(&answered, Answer::Result(result))
+        .map(|r| r.result)
+}
+
+#[test]
+fn results_of_real_servers_successes_pass_and_hidden_failures_are_caught() {
+    let successes = recorded("successes.jsonl");
+    let servers: BTreeSet<&str> = successes.iter().map(|r| r.server.as_str()).collect();
+    assert!(
+        successes.len() >= 300 && servers.len() >= 10,
+        "{} from {}",
+        successes.len(),
+        servers.len()
+    );
+    let false_alarms: Vec<String> = successes
+        .iter()
+        .filter(|r| rewritten(r).is_some())
+        .map(|r| format!("{} {} ({}): {}", r.server, r.tool, r.situation, r.result))
+        .collect();
+
+    let failures = recorded("success-shaped-failures.jsonl");
+    let servers: BTreeSet<&str> = failures.iter().map(|r| r.server.as_str()).collect();
+    let mut caught = 0;
+    let mut right = 0;
+    let mut missed = Vec::new();
+    for r in &failures {
+        let label = r.category.expect("a failure is labelled");
+        let got = rewritten(r).map(|result| {
+            let category = &result["_meta"]["mcp-errnorm/error"]["errorCategory"];
+            serde_json::from_value::<Category>(category.clone()).unwrap()
+        });
+        caught += usize::from(got.is_some());
+        if got.is_some_and(|g| g == label || r.also == Some(g)) {
+            right += 1;
+        } else {
+            missed.push(format!(
+                "{} {} ({}): expected {label}, got {got:?}",
+                r.server, r.tool, r.situation
+            ));
+        }
+    }
+    println!(
+        "real successes: {} from {} servers, turned into errors: {}",
+        successes.len(),
+        successes
+            .iter()
+            .map(|r| &r.server)
+            .collect::<BTreeSet<_>>()
+            .len(),
+        false_alarms.len()
+    );
+    println!(
+        "failures answered as successes: {} from {} servers, caught {caught} ({:.1}%), with the \
+         right category {right} ({:.1}%)",
+        failures.len(),
+        servers.len(),
+        pct(caught, failures.len()),
+        pct(right, failures.len())
+    );
+    for m in &missed {
+        println!("  missed: {m}");
+    }
+    assert!(
+        false_alarms.is_empty(),
+        "real successes turned into errors:\n{}",
+        false_alarms.join("\n")
+    );
+    assert!(failures.len() >= 60 && servers.len() >= 8);
+    assert!(
+        pct(right, failures.len()) >= 90.0,
+        "{:.1}% < 90%",
+        pct(right, failures.len())
     );
 }

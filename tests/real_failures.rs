@@ -61,6 +61,7 @@ fn through_proxy(record: &Value) -> Option<Value> {
         rewrite_rpc_errors: true,
         not_found_is_empty: globset::GlobSet::empty(),
         redactor: mcp_errnorm::redact::Redactor::defaults(),
+        hidden_failures: true,
     });
     let rewriter = &*REWRITER;
     let mut session = Session::default();

@@ -122,7 +122,9 @@ fn control_errors_and_other_methods_errors_pass_untouched() {
 fn successes_tasks_and_input_required_pass_byte_for_byte() {
     let mut p = proxy();
     let lines = [
-        r#"{"jsonrpc":"2.0","id":{ID},"result":{"content":[{"type":"text","text":"Error: Operation failed"}]}}"#,
+        // server-everything's demo message, annotated as it sends it.
+        r#"{"jsonrpc":"2.0","id":{ID},"result":{"content":[{"type":"text","text":"Error: Operation failed","annotations":{"priority":1.0,"audience":["user","assistant"]}}]}}"#,
+        r#"{"jsonrpc":"2.0","id":{ID},"result":{"content":[{"type":"text","text":"No errors found."}]}}"#,
         r#"{"jsonrpc":"2.0","id":{ID},"result":{"content":[{"type":"text","text":"ENOENT"}],"isError":false}}"#,
         r#"{"jsonrpc":"2.0","id":{ID},"result":{"task":{"taskId":"t1","status":"working"},"isError":true}}"#,
         r#"{"jsonrpc":"2.0","id":{ID},"result":{"resultType":"input_required","isError":true,"inputRequests":{}}}"#,

@@ -217,7 +217,14 @@ fn classify_prints_the_canonical_error_and_explains() {
     assert_eq!(error["errorCode"], "RATE_LIMITED");
     assert_eq!(error["retryAfterSeconds"], 30);
     assert_eq!(error["attempted_query"]["tool"], "search");
-    assert!(stderr.contains("decided by rule 'http-429'"), "{stderr}");
+    assert!(
+        stderr.contains("decided by rule 'meaning-rate-limit-wait'"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("http-429"),
+        "the status rule matches too, later: {stderr}"
+    );
     assert!(stderr.contains("every rule that matches"), "{stderr}");
 
     let (_, stdout, _) = run(&[
@@ -544,4 +551,84 @@ fn sighup_reloads() {
     p.close_stdin();
     p.wait();
     assert!(p.stderr().contains("reloaded the rules (SIGHUP)"));
+}
+
+/// An unmatched log as `--log-unmatched` writes it, from a session with a server nobody wrote
+/// rules for: the same few failures again and again with other names and numbers, and one a
+/// rule decides.
+fn unmatched_log() -> String {
+    let mut lines = Vec::new();
+    let mut push = |tool: &str, text: String| {
+        lines.push(
+            serde_json::json!({"time": "2026-12-02T10:00:00Z", "tool": tool, "source": "result", "code": null, "text": text})
+                .to_string(),
+        );
+    };
+    for (n, env) in ["staging", "prod", "qa", "dev", "eu-1"].iter().enumerate() {
+        push(
+            "deploy_service",
+            format!("Pipeline 'svc-{n}' on '{env}' halted at stage {} of 7", n + 2),
+        );
+    }
+    for n in 0..3 {
+        push(
+            "run_report",
+            format!(
+                "Report job {} rejected: the scheduler queue wh-{n} is paused for maintenance",
+                4100 + n
+            ),
+        );
+    }
+    push(
+        "lookup",
+        "Widget spline #77 failed its reticulation check".to_owned(),
+    );
+    push(
+        "read_file",
+        "ENOENT: no such file or directory, open '/srv/a.yaml'".to_owned(),
+    );
+    lines.join("\n") + "\n"
+}
+
+#[test]
+fn coverage_groups_what_no_rule_decided_and_drafts_rules_check_accepts() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = write(dir.path(), "unmatched.jsonl", &unmatched_log());
+    let drafts = dir.path().join("drafts.toml");
+    let (code, stdout, stderr) = run(&["coverage", "--suggest", drafts.to_str().unwrap(), &log]);
+    assert_eq!(
+        code,
+        Some(1),
+        "not every failure was decided by a rule: {stderr}"
+    );
+    // Grouped by shape, most frequent first, with their tools and an example.
+    let frozen = stdout
+        .find("Pipeline '…' on ")
+        .unwrap_or_else(|| panic!("{stdout}"));
+    let report = stdout
+        .find("Report job <n> rejected")
+        .unwrap_or_else(|| panic!("{stdout}"));
+    assert!(frozen < report, "most frequent first:\n{stdout}");
+    assert!(stdout.contains("deploy_service"), "{stdout}");
+    assert!(
+        stdout.contains("e.g. Pipeline 'svc-0' on 'staging'"),
+        "{stdout}"
+    );
+    assert!(
+        !stdout.contains("e.g. ENOENT"),
+        "a rule decided it:\n{stdout}"
+    );
+
+    // The drafts pass `check` as written, and decide the failures they were drafted from.
+    let text = std::fs::read_to_string(&drafts).unwrap();
+    assert!(text.contains("# GUESS: the fallback model says"), "{text}");
+    let (code, stdout, stderr) = run(&["check", "--rules", drafts.to_str().unwrap()]);
+    assert_eq!(code, Some(0), "{text}\n{stdout}\n{stderr}");
+    let (_, stdout, _) = run(&["coverage", "--rules", drafts.to_str().unwrap(), &log]);
+    assert!(stdout.contains("10 failures, 0 unclassified"), "{stdout}");
+    assert!(!stdout.contains("failures no rule decided"), "{stdout}");
+
+    // Never overwritten.
+    let (code, _, stderr) = run(&["coverage", "--suggest", drafts.to_str().unwrap(), &log]);
+    assert_eq!(code, Some(73), "{stderr}");
 }

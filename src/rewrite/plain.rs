@@ -24,6 +24,8 @@ pub(super) struct ReadResult {
     pub is_error: bool,
     /// The text blocks, joined by newlines.
     pub text: String,
+    /// How many text blocks there are.
+    pub text_blocks: usize,
     /// The other blocks of `content`, kept after the error.
     pub kept_blocks: Vec<Value>,
     /// The upstream's `structuredContent`, taken out of `members`.
@@ -59,20 +61,22 @@ fn read_value(raw: &RawValue) -> Option<ReadResult> {
         return None;
     }
     let is_error = members.get("isError") == Some(&Value::Bool(true));
-    let (text, kept_blocks) = split_content(members.get("content"));
+    let (text, text_blocks, kept_blocks) = split_content(members.get("content"));
     let partial = members.remove("structuredContent");
     Some(ReadResult {
         members,
         is_error,
         text,
+        text_blocks,
         kept_blocks,
         partial,
     })
 }
 
-/// The failure text (every text block, joined by newlines) and the other blocks, which are
-/// kept. A bare string `content`, a legacy anti-pattern, counts as text.
-pub(super) fn split_content(content: Option<&Value>) -> (String, Vec<Value>) {
+/// The failure text (every text block, joined by newlines), how many text blocks it joins, and
+/// the other blocks, which are kept. A bare string `content`, a legacy anti-pattern, counts as
+/// text.
+pub(super) fn split_content(content: Option<&Value>) -> (String, usize, Vec<Value>) {
     let mut texts = Vec::new();
     let mut kept = Vec::new();
     match content {
@@ -87,7 +91,7 @@ pub(super) fn split_content(content: Option<&Value>) -> (String, Vec<Value>) {
         Some(Value::String(text)) => texts.push(text.as_str()),
         _ => {}
     }
-    (texts.join("\n"), kept)
+    (texts.join("\n"), texts.len(), kept)
 }
 
 /// A plain result: at most `content` (text blocks only) and `isError` (a boolean), each once.
@@ -175,6 +179,7 @@ impl From<Plain<'_>> for ReadResult {
             members,
             is_error: plain.is_error,
             text: plain.texts.join("\n"),
+            text_blocks: plain.texts.len(),
             kept_blocks: Vec::new(),
             partial: None,
         }

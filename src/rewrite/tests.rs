@@ -29,6 +29,7 @@ fn rewriter(profile: Profile) -> Rewriter {
         rewrite_rpc_errors: true,
         not_found_is_empty: globset::GlobSet::empty(),
         redactor: Redactor::defaults(),
+        hidden_failures: true,
     }
 }
 
@@ -215,6 +216,8 @@ fn successes_become_failures_only_by_a_success_rule_for_the_tool() {
     .unwrap();
     let r = Rewriter {
         rules: Arc::new(rules),
+        // About the rules' scope: the shape alone would catch this text from any tool.
+        hidden_failures: false,
         ..rewriter(Profile::Mcp)
     };
     let mut a = answered(None, false);
@@ -288,7 +291,7 @@ fn reference(r: &Rewriter, a: &AnsweredCall, answer: Answer, error: &StructuredE
             let Ok(Value::Object(mut result)) = serde_json::from_str::<Value>(raw.get()) else {
                 unreachable!()
             };
-            let (_, kept) = plain::split_content(result.get("content"));
+            let (_, _, kept) = plain::split_content(result.get("content"));
             result.remove("structuredContent");
             (result, kept)
         }

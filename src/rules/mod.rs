@@ -119,6 +119,7 @@ pub const EMBEDDED_DEFAULTS: &[(&str, &str)] = &[
     rule_file!("servers"),
     rule_file!("saas"),
     rule_file!("cloud"),
+    rule_file!("meaning"),
     rule_file!("auth"),
     rule_file!("databases"),
     rule_file!("git"),
