@@ -567,7 +567,10 @@ fn unmatched_log() -> String {
     for (n, env) in ["staging", "prod", "qa", "dev", "eu-1"].iter().enumerate() {
         push(
             "deploy_service",
-            format!("Pipeline 'svc-{n}' on '{env}' halted at stage {} of 7", n + 2),
+            format!(
+                "Pipeline 'svc-{n}' on '{env}' halted at stage {} of 7",
+                n + 2
+            ),
         );
     }
     for n in 0..3 {
