@@ -38,6 +38,9 @@ type FastSet<K> = HashSet<K, foldhash::fast::RandomState>;
 const PROXY_ID_PREFIX: &str = "mcp-errnorm/";
 /// How many timed-out ids are remembered so that their late answers are dropped.
 const EXPIRED_MEMORY: usize = 4096;
+/// How many answered ids are remembered so that a second answer to one is dropped: a server
+/// that answers twice does so at once, not thousands of answers later.
+const ANSWERED_MEMORY: usize = 4096;
 
 /// The protocol version a message is exchanged under, which decides what a result may carry.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -135,6 +138,30 @@ pub struct ToolInfo {
     pub destructive: Option<bool>,
 }
 
+impl ToolInfo {
+    /// What two declarations of one tool allow together: read-only or idempotent only if both
+    /// say so, destructive if either does, an output schema if either has one (which keeps
+    /// `structuredContent` out of a rewritten error).
+    pub fn safer(self, other: ToolInfo) -> ToolInfo {
+        let both = |a: Option<bool>, b: Option<bool>| match (a, b) {
+            (Some(true), Some(true)) => Some(true),
+            (Some(false), _) | (_, Some(false)) => Some(false),
+            _ => None,
+        };
+        let either = |a: Option<bool>, b: Option<bool>| match (a, b) {
+            (Some(true), _) | (_, Some(true)) => Some(true),
+            (Some(false), _) | (_, Some(false)) => Some(false),
+            _ => None,
+        };
+        ToolInfo {
+            has_output_schema: self.has_output_schema || other.has_output_schema,
+            read_only: both(self.read_only, other.read_only),
+            idempotent: both(self.idempotent, other.idempotent),
+            destructive: either(self.destructive, other.destructive),
+        }
+    }
+}
+
 /// An answered (or abandoned) `tools/call`, with what is needed to answer the client.
 #[derive(Debug)]
 pub struct AnsweredCall {
@@ -163,6 +190,9 @@ pub enum Answered {
     /// An answer the client must not see: to a retry nobody waits for any more, or to a call
     /// the proxy already answered with a timeout.
     Drop,
+    /// A second answer to a request the upstream answered already: the client must not see it
+    /// (it could settle the call on a failure a retry has since overcome).
+    Duplicate,
     /// Anything else: passes as it is.
     Pass,
 }
@@ -191,6 +221,9 @@ pub struct Session {
     /// Client ids whose late answers are dropped: the proxy answered them (timeout).
     expired: FastSet<IdKey>,
     expired_order: VecDeque<IdKey>,
+    /// Client ids the upstream answered lately ([`ANSWERED_MEMORY`]): another answer to one
+    /// is dropped.
+    answered: Remembered,
     tools: FastMap<String, ToolInfo>,
     /// From `initialize`: the client's request, then the server's answer.
     version: Option<Arc<str>>,
@@ -280,6 +313,7 @@ impl Session {
             unsent_retry: None,
         };
         self.expired.remove(&key);
+        self.answered.forget(&key);
         if let Some(old) = self.pending.insert(key, pending) {
             tracing::warn!(
                 id = id.get(),
@@ -344,8 +378,16 @@ impl Session {
             if is_proxy_id(&key) || self.expired.remove(&key) {
                 return Answered::Drop;
             }
+            if self.answered.contains(&key) {
+                return Answered::Duplicate;
+            }
             return Answered::Pass;
         };
+        // A retry's answer comes under the proxy's id; the client's was remembered when the
+        // first attempt was answered.
+        if !is_proxy_id(&key) {
+            self.answered.remember(key, ANSWERED_MEMORY);
+        }
         match pending.kind {
             PendingKind::ToolCall(call) => {
                 self.untrack(&call);
@@ -390,7 +432,9 @@ impl Session {
         match id {
             Some(key) => match self.pending.get(key) {
                 Some(pending) => streamable(pending),
-                None => !is_proxy_id(key) && !self.expired.contains(key),
+                None => {
+                    !is_proxy_id(key) && !self.expired.contains(key) && !self.answered.contains(key)
+                }
             },
             // The id comes later (servers on the TypeScript SDK write it last): it could be any
             // of them. Only for long lines, so walking the table is cheap beside them. A late
@@ -401,10 +445,11 @@ impl Session {
         }
     }
 
-    /// Whether an answer under `key` would be dropped ([`Answered::Drop`]), without settling
-    /// anything.
+    /// Whether an answer under `key` would be dropped ([`Answered::Drop`] or
+    /// [`Answered::Duplicate`]), without settling anything.
     pub fn drops_answer(&self, key: &IdKey) -> bool {
-        !self.pending.contains_key(key) && (is_proxy_id(key) || self.expired.contains(key))
+        !self.pending.contains_key(key)
+            && (is_proxy_id(key) || self.expired.contains(key) || self.answered.contains(key))
     }
 
     /// A tool call waits under `key` (again, for a retry).
@@ -463,6 +508,12 @@ impl Session {
             let info = ToolInfo {
                 has_output_schema: tool.output_schema.is_some(),
                 ..tool.annotations.unwrap_or_default()
+            };
+            // A tool named twice (in one listing, or on two of its pages) is taken at its
+            // safer reading, whichever order the server wrote them in.
+            let info = match self.tools.remove(&tool.name) {
+                Some(known) => known.safer(info),
+                None => info,
             };
             self.tools.insert(tool.name, info);
         }
@@ -534,6 +585,36 @@ impl Session {
                 },
             })
             .collect()
+    }
+}
+
+/// A set of ids that forgets its oldest past a given size.
+#[derive(Debug, Default)]
+struct Remembered {
+    ids: FastSet<IdKey>,
+    order: VecDeque<IdKey>,
+}
+
+impl Remembered {
+    fn remember(&mut self, key: IdKey, most: usize) {
+        if self.ids.insert(key.clone()) {
+            self.order.push_back(key);
+        }
+        while self.order.len() > most {
+            if let Some(oldest) = self.order.pop_front() {
+                self.ids.remove(&oldest);
+            }
+        }
+    }
+
+    fn contains(&self, key: &IdKey) -> bool {
+        self.ids.contains(key)
+    }
+
+    /// The client uses `key` again: its next answer is a first one. (Its place in the order
+    /// goes when it is the oldest.)
+    fn forget(&mut self, key: &IdKey) {
+        self.ids.remove(key);
     }
 }
 

@@ -256,6 +256,11 @@ impl Inspector {
         match answered {
             Answered::Pass => effects.to_client.push(line.into_bytes()),
             Answered::Drop => tracing::debug!(id = id.get(), "dropped an answer nobody waits for"),
+            Answered::Duplicate => tracing::warn!(
+                id = id.get(),
+                "the upstream answered a request it had answered already: the second answer is \
+                 dropped"
+            ),
             Answered::Call(call) => {
                 if self.answer_call(call, answer, &mut effects) {
                     effects.to_client.push(line.into_bytes());
