@@ -174,11 +174,54 @@ impl Inspector {
                 .session()
                 .client_notification(&method, params)
                 .map(|retry_id| cancel_line(&retry_id, "cancelled by the client")),
+            Line::OtherJson => {
+                self.client_batch(&text);
+                None
+            }
             _ => None,
         };
         effects.to_upstream.push(line);
         effects.to_upstream.extend(extra);
         effects
+    }
+
+    /// A batch from the client passes uninspected, but its requests wait for their answers
+    /// like any other: if the upstream dies first, each gets its answer from the proxy. (No
+    /// breaker, time limit or rewrite applies to them.)
+    fn client_batch(&self, text: &str) {
+        let Some(members) = wire::batch(text) else {
+            return;
+        };
+        let mut session = self.session();
+        for member in members {
+            if let Line::Message(Message::Request { id, method, params }) = wire::parse(member.get())
+            {
+                session.client_request(id, &method, params);
+            }
+        }
+    }
+
+    /// The answers in a batch from the upstream settle the requests they answer, as they are:
+    /// a batch passes whole, unrewritten.
+    fn upstream_batch(&self, text: &str) {
+        let Some(members) = wire::batch(text) else {
+            return;
+        };
+        let mut session = self.session();
+        for member in members {
+            let answered = match wire::parse(member.get()) {
+                Line::Message(Message::Response { id, result }) => {
+                    session.upstream_answer(id, Some(result))
+                }
+                Line::Message(Message::ErrorResponse { id, .. }) => {
+                    session.upstream_answer(id, None)
+                }
+                _ => continue,
+            };
+            if let Answered::Call(call) = answered {
+                tracing::debug!(tool = call.call.name, "a call answered in a batch: passed as it is");
+            }
+        }
     }
 
     /// A request in a client line too long to hold, which goes through unparsed: it waits for
@@ -233,7 +276,12 @@ impl Inspector {
                 effects.to_client.push(line.into_bytes());
                 return effects;
             }
-            Line::Message(Message::Request { .. }) | Line::OtherJson => {
+            Line::Message(Message::Request { .. }) => {
+                effects.to_client.push(line.into_bytes());
+                return effects;
+            }
+            Line::OtherJson => {
+                self.upstream_batch(&line);
                 effects.to_client.push(line.into_bytes());
                 return effects;
             }
