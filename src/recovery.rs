@@ -418,7 +418,10 @@ mod tests {
             BreakerConfig::default(),
         )
         .unwrap();
-        assert!(p.safe_to_repeat("t", Some(&both)), "named in destructive_tools");
+        assert!(
+            p.safe_to_repeat("t", Some(&both)),
+            "named in destructive_tools"
+        );
     }
 
     #[test]

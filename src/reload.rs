@@ -130,9 +130,7 @@ fn blank_files(before: &RuleSet, after: &Settings) -> Vec<(String, usize)> {
     rules_lost(before, &after.rules)
         .into_iter()
         .filter(|(file, _)| after.files.iter().any(|f| f.display().to_string() == *file))
-        .filter(|(file, _)| {
-            std::fs::read_to_string(file).is_ok_and(|text| text.trim().is_empty())
-        })
+        .filter(|(file, _)| std::fs::read_to_string(file).is_ok_and(|text| text.trim().is_empty()))
         .collect()
 }
 
@@ -179,11 +177,15 @@ mod tests {
 
     #[test]
     fn a_file_that_lost_every_rule_is_named_with_how_many_it_had() {
-        let rule = |id: &str| format!("[[rule]]\nid = \"{id}\"\nmatch = \"x\"\ncategory = \"business\"\n");
+        let rule =
+            |id: &str| format!("[[rule]]\nid = \"{id}\"\nmatch = \"x\"\ncategory = \"business\"\n");
         let two = format!("{}{}", rule("a"), rule("b"));
         let before = rules(&[("one.toml", &two), ("other.toml", &rule("c"))]);
         let after = rules(&[("one.toml", ""), ("other.toml", &rule("c"))]);
-        assert_eq!(rules_lost(&before, &after), vec![("one.toml".to_owned(), 2)]);
+        assert_eq!(
+            rules_lost(&before, &after),
+            vec![("one.toml".to_owned(), 2)]
+        );
         let fewer = rules(&[("one.toml", &rule("a")), ("other.toml", &rule("c"))]);
         assert!(rules_lost(&before, &fewer).is_empty(), "one rule left");
     }

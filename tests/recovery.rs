@@ -773,7 +773,11 @@ fn destructive_wins_over_read_only_and_a_tool_listed_twice_is_read_the_safer_way
         assert_eq!(count(&mut p, tool), 1, "{tool}: destructive, never retried");
     }
     let answer = p.call(json!(3), "flaky_allowed", json!({"key": "a", "fails": 1}));
-    assert_eq!(text(&answer), "ok after 2 calls", "named in destructive_tools");
+    assert_eq!(
+        text(&answer),
+        "ok after 2 calls",
+        "named in destructive_tools"
+    );
 }
 
 /// A server that writes the same answer twice: the client gets one. With a retry under way,
@@ -791,7 +795,8 @@ fn a_second_answer_to_the_same_id_never_reaches_the_client() {
     assert_eq!(text(&answer), "ok after 2 calls", "{answer}");
     p.assert_quiet(Duration::from_millis(300));
 
-    let line = r#"{"jsonrpc":"2.0","id":{ID},"result":{"content":[{"type":"text","text":"once"}]}}"#;
+    let line =
+        r#"{"jsonrpc":"2.0","id":{ID},"result":{"content":[{"type":"text","text":"once"}]}}"#;
     let answer = p.call(json!(2), "emit", json!({"lines": [line, line]}));
     assert_eq!(text(&answer), "once");
     p.assert_quiet(Duration::from_millis(300));

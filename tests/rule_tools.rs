@@ -587,7 +587,10 @@ fn a_truncated_rule_file_keeps_its_rules_until_it_is_written_or_emptied_on_purpo
         if canonical(&answer)["ruleId"] != "after" {
             break;
         }
-        assert!(Instant::now() < deadline, "a comment-only file was not loaded");
+        assert!(
+            Instant::now() < deadline,
+            "a comment-only file was not loaded"
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
     p.close_stdin();

@@ -492,7 +492,11 @@ fn the_requests_of_a_batch_are_answered_when_the_server_dies() {
     p.send(r#"[{"jsonrpc":"2.0","id":"s1","method":"x/hang"}]"#);
     let settle = r#"[{"jsonrpc":"2.0","id":"s1","result":{}}]"#;
     p.send(&call("emit", "emit", json!({"lines": [settle]})));
-    assert_eq!(p.recv_raw(), format!("{settle}\n").into_bytes(), "passed whole");
+    assert_eq!(
+        p.recv_raw(),
+        format!("{settle}\n").into_bytes(),
+        "passed whole"
+    );
     p.send(&call("crash", "crash", json!({"code": 3})));
     let status = p.wait();
     assert_eq!(status.code(), Some(3));

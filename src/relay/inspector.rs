@@ -194,7 +194,8 @@ impl Inspector {
         };
         let mut session = self.session();
         for member in members {
-            if let Line::Message(Message::Request { id, method, params }) = wire::parse(member.get())
+            if let Line::Message(Message::Request { id, method, params }) =
+                wire::parse(member.get())
             {
                 session.client_request(id, &method, params);
             }
@@ -219,7 +220,10 @@ impl Inspector {
                 _ => continue,
             };
             if let Answered::Call(call) = answered {
-                tracing::debug!(tool = call.call.name, "a call answered in a batch: passed as it is");
+                tracing::debug!(
+                    tool = call.call.name,
+                    "a call answered in a batch: passed as it is"
+                );
             }
         }
     }

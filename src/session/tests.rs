@@ -374,7 +374,10 @@ fn a_duplicate_answer_is_dropped_also_while_its_call_is_retried() {
     let first = call(s.upstream_answer(&raw("1"), None));
     let (key, _) = s.retry(first, Vec::new());
     assert!(s.send_retry(&key));
-    assert!(matches!(s.upstream_answer(&raw("1"), None), Answered::Duplicate));
+    assert!(matches!(
+        s.upstream_answer(&raw("1"), None),
+        Answered::Duplicate
+    ));
     let IdKey::Str(retry_id) = &key else {
         panic!("a retry's id is a string")
     };
@@ -382,6 +385,9 @@ fn a_duplicate_answer_is_dropped_also_while_its_call_is_retried() {
     assert_eq!(retried.id.get(), "1");
     assert!(s.drops_answer(&IdKey::new(&raw("1")).unwrap()));
     s.client_request(&raw("1"), "ping", None);
-    assert!(!s.drops_answer(&IdKey::new(&raw("1")).unwrap()), "the id used again");
+    assert!(
+        !s.drops_answer(&IdKey::new(&raw("1")).unwrap()),
+        "the id used again"
+    );
     assert!(matches!(s.upstream_answer(&raw("1"), None), Answered::Pass));
 }
