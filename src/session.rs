@@ -359,6 +359,30 @@ impl Session {
             .then_some(pending.upstream_id)?
     }
 
+    /// The `tools/call` with these `params` as if it had been answered at once, without
+    /// registering it: for a call the proxy refuses before it reaches the upstream. `None` for
+    /// one with no tool name, or a task-augmented one (which expects a task handle).
+    pub fn unregistered_call(
+        &self,
+        id: &RawValue,
+        params: Option<&RawValue>,
+    ) -> Option<AnsweredCall> {
+        let (p, raw) = (parse::<CallParams>(params)?, params?);
+        if p.task.is_some() {
+            return None;
+        }
+        let call = ToolCall {
+            name: p.name,
+            params: raw.to_owned(),
+            protocol_version: p.meta.and_then(|m| m.protocol_version),
+            task: false,
+            seq: 0,
+            deadline: None,
+            progress: None,
+        };
+        Some(self.answered(id.to_owned(), None, call, 1))
+    }
+
     /// Whether the request `id` still waits for its answer.
     pub fn waits(&self, id: &RawValue) -> bool {
         IdKey::new(id).is_some_and(|key| self.pending.contains_key(&key))

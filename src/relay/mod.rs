@@ -34,7 +34,7 @@ use tokio::signal::unix::{signal, SignalKind};
 use tokio::sync::oneshot;
 use tokio::time::{sleep_until, timeout, Instant};
 
-pub use inspector::{Effects, Inspector, Retry, Stats};
+pub use inspector::{Effects, Inspector, Retry, Stats, Unsettled, DEFAULT_MAX_PENDING};
 use ladder::Ladder;
 pub use pipe::PatientStderr;
 use pipe::{Retire, UpstreamOut};
@@ -90,6 +90,7 @@ pub async fn run(
     let mut inspector = Inspector::new(settings.rewriter(), settings.policy.clone());
     inspector.unmatched = unmatched;
     inspector.non_json = settings.non_json_upstream_lines;
+    inspector.max_pending = settings.max_pending_requests;
     let inspector = Arc::new(inspector);
     tokio::spawn(reload::watch(
         flags,

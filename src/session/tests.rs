@@ -291,8 +291,10 @@ fn a_deadline_holds_across_retries_and_goes_with_the_answer() {
     };
     s.retry(failed, Vec::new());
     assert_eq!(s.next_deadline(), Some(t0 + Duration::from_secs(30)));
-    assert!(s.expire_due(t0 + Duration::from_secs(29)).is_empty());
-    let due = s.expire_due(t0 + Duration::from_secs(30));
+    assert!(s
+        .expire_due(t0 + Duration::from_secs(29), usize::MAX)
+        .is_empty());
+    let due = s.expire_due(t0 + Duration::from_secs(30), usize::MAX);
     assert_eq!(due.len(), 1);
     assert_eq!(due[0].call.id.get(), "1");
     assert_eq!(due[0].call.call.deadline, Some(deadline(30)));
