@@ -224,6 +224,9 @@ pub struct Session {
     /// Client ids the upstream answered lately ([`ANSWERED_MEMORY`]): another answer to one
     /// is dropped.
     answered: Remembered,
+    /// Client ids sent again while a request under them was in flight, with how many answers
+    /// beyond the first each is still owed: those are the server's to give, not duplicates.
+    reused: FastMap<IdKey, u32>,
     tools: FastMap<String, ToolInfo>,
     /// From `initialize`: the client's request, then the server's answer.
     version: Option<Arc<str>>,
@@ -314,7 +317,11 @@ impl Session {
         };
         self.expired.remove(&key);
         self.answered.forget(&key);
-        if let Some(old) = self.pending.insert(key, pending) {
+        if let Some(old) = self.pending.insert(key.clone(), pending) {
+            // Bounded like the memory of answers: past it, the extra answer is dropped.
+            if self.reused.len() < ANSWERED_MEMORY || self.reused.contains_key(&key) {
+                *self.reused.entry(key).or_insert(0) += 1;
+            }
             tracing::warn!(
                 id = id.get(),
                 method = old.kind.method(),
@@ -401,6 +408,13 @@ impl Session {
         let Some(pending) = self.pending.remove(&key) else {
             if is_proxy_id(&key) || self.expired.remove(&key) {
                 return Answered::Drop;
+            }
+            if let Some(owed) = self.reused.get_mut(&key) {
+                *owed -= 1;
+                if *owed == 0 {
+                    self.reused.remove(&key);
+                }
+                return Answered::Pass;
             }
             if self.answered.contains(&key) {
                 return Answered::Duplicate;

@@ -12,10 +12,10 @@ use std::time::{Duration, Instant};
 
 use common::{fixture_command, BIN};
 
-/// How many calls a flood sends: far past `max_pending_requests` (10,000 by default). Each
+/// How many calls a flood sends: far past `max_pending_requests` (20,000 by default). Each
 /// costs the debug build about 80 us of rewriting (a refusal or a TIMEOUT, 1 KB each).
 const FLOOD: usize = 250_000;
-/// The same for a client that stalls: fewer, to keep the suite's time, and still ten times the
+/// The same for a client that stalls: fewer, to keep the suite's time, and still five times the
 /// limit.
 const STALLED_FLOOD: usize = 100_000;
 
@@ -138,7 +138,7 @@ fn flood(config: Option<&str>, calls: usize, stall: Duration) -> Flood {
 const MB: u64 = 1 << 20;
 
 /// A server that reads every call and answers none: past `max_pending_requests` each call is
-/// answered at once, so the proxy holds 10,000 waiting calls, not 250,000.
+/// answered at once, so the proxy holds 20,000 waiting calls, not 250,000.
 #[test]
 fn a_flood_of_calls_nobody_answers_keeps_memory_bounded() {
     let f = flood(None, FLOOD, Duration::ZERO);
@@ -149,10 +149,10 @@ fn a_flood_of_calls_nobody_answers_keeps_memory_bounded() {
         f.took
     );
     assert_eq!(f.answers, FLOOD, "every call answered once");
-    // The first 10,000 wait (until stdin closes and the server exits): the first answer is the
+    // The first 20,000 wait (until stdin closes and the server exits): the first answer is the
     // refusal of the next, a transient error the client may send again.
     let refusal: serde_json::Value = serde_json::from_str(&f.first_line).unwrap();
-    assert_eq!(refusal["id"], 10_000, "{refusal}");
+    assert_eq!(refusal["id"], 20_000, "{refusal}");
     let error = common::canonical(&refusal);
     assert_eq!(error["errorCode"], "RATE_LIMITED", "{refusal}");
     assert_eq!(error["isRetryable"], true);

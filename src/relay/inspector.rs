@@ -24,9 +24,10 @@ use crate::wire::{self, IdKey, Line, Message};
 
 use super::scan::IdScanner;
 
-/// `max_pending_requests` by default: about 5 MB of requests waiting (some 500 bytes each,
-/// plus their params), far beyond what clients keep in flight (the benchmark's 32).
-pub const DEFAULT_MAX_PENDING: usize = 10_000;
+/// `max_pending_requests` by default: about 10 MB of requests waiting (some 500 bytes each,
+/// plus their params), far beyond what clients keep in flight (the benchmark's 32), and twice
+/// the 10,000 calls in flight the tests hold.
+pub const DEFAULT_MAX_PENDING: usize = 20_000;
 
 /// What a line (or a timer) makes the relay do.
 #[derive(Debug, Default)]

@@ -37,6 +37,19 @@ fn tracks_tool_calls_until_answered() {
 }
 
 #[test]
+fn an_id_the_client_reused_in_flight_gets_both_answers_and_no_third() {
+    let mut s = Session::default();
+    s.client_request(&raw("7"), "ping", None);
+    s.client_request(&raw("7"), "ping", None);
+    assert!(matches!(s.upstream_answer(&raw("7"), None), Answered::Pass));
+    assert!(matches!(s.upstream_answer(&raw("7"), None), Answered::Pass));
+    assert!(matches!(
+        s.upstream_answer(&raw("7"), None),
+        Answered::Duplicate
+    ));
+}
+
+#[test]
 fn params_that_are_no_object_make_no_tool_call() {
     let mut s = Session::default();
     let new = s.client_request(&raw("1"), "tools/call", Some(&raw(r#"["read"]"#)));
