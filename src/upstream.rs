@@ -37,7 +37,8 @@ pub fn spawn(command: &[String], env: &BTreeMap<String, String>) -> io::Result<C
 /// Makes the proxy the parent of every process the server leaves behind (Linux): a process
 /// whose parent exits goes to its nearest "subreaper" ancestor instead of init, so a server
 /// whose wrapper died, or a helper it daemonized with a double fork, stays within the proxy's
-/// reach (found through [`descendants`], ended by [`signal_all`], reaped by [`reap_adopted`]).
+/// reach (found through [`descendants`], ended by [`signal_leftovers`], reaped by
+/// [`reap_adopted`]).
 /// Not a new process group: the server shares the proxy's, so that a client that kills the
 /// group kills it too, and the group may hold the client itself, which must not be signalled.
 pub fn adopt_orphans() {
@@ -52,13 +53,29 @@ pub fn adopt_orphans() {
     }
 }
 
-/// Sends a signal to every process the proxy started that still runs: the server, every
-/// process it started (a server run through a wrapper, `sh -c`, `npx`, `uvx`, is the wrapper's
-/// child, and signalling the wrapper alone would orphan it), and those adopted
-/// ([`adopt_orphans`]) after their parent exited. Deepest first: a wrapper signalled after its
-/// child cannot start another in between.
-pub fn signal_all(signal: libc::c_int) {
-    for pid in descendants() {
+/// Sends a signal to the server and to every other process the proxy started that still runs:
+/// those the server started (a server run through a wrapper, `sh -c`, `npx`, `uvx`, is the
+/// wrapper's child, and signalling the wrapper alone would orphan it), and those adopted
+/// ([`adopt_orphans`]) after their parent exited. The server itself even where there is no
+/// `/proc` to find the others in.
+pub fn signal(server: &Child, signal: libc::c_int) {
+    let mut pids = descendants();
+    if let Some(pid) = server.id().filter(|pid| !pids.contains(pid)) {
+        pids.push(pid);
+    }
+    kill_all(&pids, signal);
+}
+
+/// Sends a signal to every process the proxy started that still runs, once the server has
+/// exited ([`signal`] while it runs).
+pub fn signal_leftovers(signal: libc::c_int) {
+    kill_all(&descendants(), signal);
+}
+
+/// Deepest first, as [`descendants`] lists them: a wrapper signalled after its child cannot
+/// start another in between.
+fn kill_all(pids: &[u32], signal: libc::c_int) {
+    for &pid in pids {
         // SAFETY: kill has no memory effects; a pid that already exited yields ESRCH,
         // ignored.
         unsafe {

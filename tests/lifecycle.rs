@@ -382,10 +382,18 @@ fn nothing_outlives_the_proxy(ending: Ending) {
     });
     let shell = upstream_pid(&mut p);
     let server = children(shell)[0];
-    let grandchild: i32 = std::fs::read_to_string(&pid_file)
-        .expect("the fixture wrote its grandchild's pid before answering")
-        .parse()
-        .unwrap();
+    // Written by the grandchild itself, which may come after the server's first answer.
+    let deadline = std::time::Instant::now() + common::PATIENCE;
+    let grandchild: i32 = loop {
+        if let Ok(pid) = std::fs::read_to_string(&pid_file) {
+            break pid.parse().unwrap();
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no grandchild started"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    };
     let started = [shell, server, grandchild];
     let t0 = std::time::Instant::now();
     match ending {

@@ -1,6 +1,9 @@
 //! The proxy's memory under floods of requests, measured from `/proc`: a server that reads
 //! everything and answers nothing, and a client that stops reading while hundreds of thousands
 //! of calls time out. What the README says of the proxy's memory must hold under both.
+//!
+//! The figures of a release build: `cargo build --release`, then
+//! `MCP_ERRNORM_BIN=target/release/mcp-errnorm cargo test --test memory -- --include-ignored --nocapture`.
 
 mod common;
 
@@ -42,7 +45,8 @@ fn watch_peak(pid: u32) -> std::thread::JoinHandle<u64> {
 /// The proxy in front of the fixture, which reads every line and answers none.
 fn proxy(config: Option<&str>) -> (Child, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
-    let mut command = Command::new(BIN);
+    let bin = std::env::var("MCP_ERRNORM_BIN").unwrap_or_else(|_| BIN.to_owned());
+    let mut command = Command::new(bin);
     if let Some(text) = config {
         let path = dir.path().join("config.toml");
         std::fs::write(&path, text).unwrap();

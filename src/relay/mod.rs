@@ -431,7 +431,7 @@ async fn end_leftovers(term_wait: Duration, terminated: Option<Instant>) {
             count = left.len(),
             "processes the upstream started still run after it exited: SIGTERM"
         );
-        upstream::signal_all(libc::SIGTERM);
+        upstream::signal_leftovers(libc::SIGTERM);
         Instant::now()
     });
     let gone = || {
@@ -445,7 +445,7 @@ async fn end_leftovers(term_wait: Duration, terminated: Option<Instant>) {
         }
     }
     tracing::warn!("processes the upstream started still run after SIGTERM: SIGKILL");
-    upstream::signal_all(libc::SIGKILL);
+    upstream::signal_leftovers(libc::SIGKILL);
     let give_up = Instant::now() + DRAIN_WAIT;
     while !gone() {
         if Instant::now() >= give_up {
@@ -506,7 +506,7 @@ async fn supervise(
             }
             (sig, name) = signals.next_stop() => {
                 tracing::info!("{name}: passing it to the upstream");
-                upstream::signal_all(sig);
+                upstream::signal(child, sig);
                 terminated.get_or_insert_with(Instant::now);
                 stopping = true;
                 ladder = ladder.at_least(Ladder::Terminating(Instant::now() + settings.term_wait));
@@ -557,14 +557,14 @@ async fn supervise(
                     Ladder::Closing { at, taken } => {
                         Ladder::closing_on(at, taken, io, settings).unwrap_or_else(|| {
                             tracing::info!("upstream still running after its stdin closed: SIGTERM");
-                            upstream::signal_all(libc::SIGTERM);
+                            upstream::signal(child, libc::SIGTERM);
                             terminated.get_or_insert_with(Instant::now);
                             Ladder::Terminating(Instant::now() + settings.term_wait)
                         })
                     }
                     _ => {
                         tracing::warn!("upstream still running after SIGTERM: SIGKILL");
-                        upstream::signal_all(libc::SIGKILL);
+                        upstream::signal(child, libc::SIGKILL);
                         Ladder::Killed
                     }
                 };
@@ -609,7 +609,7 @@ async fn restart(
             }
             (sig, name) = signals.next_stop() => {
                 tracing::info!("{name} while restarting: passed to the new upstream, not going on");
-                upstream::signal_all(sig);
+                upstream::signal(&child, sig);
                 return None;
             }
         }
