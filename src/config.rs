@@ -74,6 +74,7 @@ struct ConfigFile {
     redact: RedactConfig,
     max_line_bytes: Option<usize>,
     stream_answers_over: Option<usize>,
+    max_pending_requests: Option<usize>,
 }
 
 /// `[restart]`: bringing a dead upstream back.
@@ -152,6 +153,9 @@ pub struct Settings {
     /// Answers longer than this stream to the client as they come, unrewritten, unless the
     /// proxy must read them whole.
     pub stream_answers_over: usize,
+    /// How many requests may wait for the server's answers at once; past it, a request is
+    /// answered at once with an error instead of sent.
+    pub max_pending_requests: usize,
     /// `log_file` and `log_unmatched` paths the proxy could not open at start, judged without
     /// creating or changing anything, at their key or flag: `check` reports them (a start
     /// finds out by opening them; a reload does not apply them).
@@ -269,6 +273,15 @@ impl Settings {
                 format!("stream_answers_over must be at least 1024, not {stream_answers_over}"),
             );
         }
+        let max_pending_requests = config
+            .max_pending_requests
+            .unwrap_or(crate::relay::DEFAULT_MAX_PENDING);
+        if max_pending_requests == 0 {
+            note(
+                at("max_pending_requests"),
+                "max_pending_requests must be at least 1".to_owned(),
+            );
+        }
         // The flag's level wins over the file's, and is said of the flag.
         if flags.log_level.is_none() {
             if let Some(Err(message)) = config.log_level.as_deref().map(check_log_level) {
@@ -329,6 +342,7 @@ impl Settings {
         Ok(Settings {
             max_line_bytes,
             stream_answers_over,
+            max_pending_requests,
             redactor,
             policy,
             restart: config.restart,

@@ -29,7 +29,8 @@
 //!   restart). Its
 //!   [`relay::Inspector`] holds the per-line decisions (session, rewrite, retries, timeouts,
 //!   breakers) as values, apart from any I/O.
-//! - [`upstream`]: spawning the server (no shell), signals, exit statuses.
+//! - [`upstream`]: spawning the server (no shell), signals, exit statuses, and the processes it
+//!   leaves behind (adopted, found in `/proc`, ended with it).
 //! - [`reload`]: polling the config and rule files, swapping in a valid new table.
 //! - [`unmatched`]: `--log-unmatched`, failures no rule matched as JSON lines.
 //! - [`cli`]: the command line (run mode, `demo`, the rule tools).

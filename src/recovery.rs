@@ -164,10 +164,10 @@ impl Policy {
 
     /// Whether a tool may be called again after a failure: annotated read-only or idempotent,
     /// or named in `retry.tools`; never one annotated destructive unless `destructive_tools`
-    /// names it. An unknown tool is not retried.
+    /// names it, even if it also claims to be read-only (annotations that contradict each
+    /// other are read the safer way). An unknown tool is not retried.
     pub fn safe_to_repeat(&self, tool: &str, info: Option<&ToolInfo>) -> bool {
-        let destructive =
-            info.is_some_and(|i| i.destructive == Some(true) && i.read_only != Some(true));
+        let destructive = info.is_some_and(|i| i.destructive == Some(true));
         if destructive && !self.destructive_ok.is_match(tool) {
             return false;
         }
@@ -403,6 +403,25 @@ mod tests {
         assert!(p.safe_to_repeat("get_x", None));
         assert!(!p.safe_to_repeat("get_x", Some(&info(None, None, Some(true)))));
         assert!(p.safe_to_repeat("purge", Some(&info(None, Some(true), Some(true)))));
+    }
+
+    #[test]
+    fn destructive_wins_over_read_only() {
+        let both = info(Some(true), None, Some(true));
+        assert!(!Policy::default().safe_to_repeat("t", Some(&both)));
+        let p = Policy::new(
+            RetryConfig {
+                destructive_tools: vec!["t".into()],
+                ..RetryConfig::default()
+            },
+            TimeoutConfig::default(),
+            BreakerConfig::default(),
+        )
+        .unwrap();
+        assert!(
+            p.safe_to_repeat("t", Some(&both)),
+            "named in destructive_tools"
+        );
     }
 
     #[test]

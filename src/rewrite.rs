@@ -245,6 +245,22 @@ impl Rewriter {
         )
     }
 
+    /// The answer for a call refused because `limit` requests already wait for the server
+    /// (`max_pending_requests`): retryable once some are answered.
+    pub fn too_many_waiting(&self, answered: &AnsweredCall, limit: usize) -> RewrittenJson {
+        self.proxy_failure(
+            answered,
+            codes::RATE_LIMITED,
+            format!(
+                "{limit} requests already wait for the MCP server's answers; this call was not \
+                 sent. Try again once some are answered."
+            ),
+            format!("{limit} requests waiting (max_pending_requests)"),
+            Some(1),
+            "builtin:too-many-pending",
+        )
+    }
+
     /// The answer for a call refused because its tool keeps failing (circuit breaker open).
     pub fn circuit_open(&self, answered: &AnsweredCall, wait: Duration) -> RewrittenJson {
         let seconds = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);

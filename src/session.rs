@@ -38,6 +38,9 @@ type FastSet<K> = HashSet<K, foldhash::fast::RandomState>;
 const PROXY_ID_PREFIX: &str = "mcp-errnorm/";
 /// How many timed-out ids are remembered so that their late answers are dropped.
 const EXPIRED_MEMORY: usize = 4096;
+/// How many answered ids are remembered so that a second answer to one is dropped: a server
+/// that answers twice does so at once, not thousands of answers later.
+const ANSWERED_MEMORY: usize = 4096;
 
 /// The protocol version a message is exchanged under, which decides what a result may carry.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -135,6 +138,30 @@ pub struct ToolInfo {
     pub destructive: Option<bool>,
 }
 
+impl ToolInfo {
+    /// What two declarations of one tool allow together: read-only or idempotent only if both
+    /// say so, destructive if either does, an output schema if either has one (which keeps
+    /// `structuredContent` out of a rewritten error).
+    pub fn safer(self, other: ToolInfo) -> ToolInfo {
+        let both = |a: Option<bool>, b: Option<bool>| match (a, b) {
+            (Some(true), Some(true)) => Some(true),
+            (Some(false), _) | (_, Some(false)) => Some(false),
+            _ => None,
+        };
+        let either = |a: Option<bool>, b: Option<bool>| match (a, b) {
+            (Some(true), _) | (_, Some(true)) => Some(true),
+            (Some(false), _) | (_, Some(false)) => Some(false),
+            _ => None,
+        };
+        ToolInfo {
+            has_output_schema: self.has_output_schema || other.has_output_schema,
+            read_only: both(self.read_only, other.read_only),
+            idempotent: both(self.idempotent, other.idempotent),
+            destructive: either(self.destructive, other.destructive),
+        }
+    }
+}
+
 /// An answered (or abandoned) `tools/call`, with what is needed to answer the client.
 #[derive(Debug)]
 pub struct AnsweredCall {
@@ -163,6 +190,9 @@ pub enum Answered {
     /// An answer the client must not see: to a retry nobody waits for any more, or to a call
     /// the proxy already answered with a timeout.
     Drop,
+    /// A second answer to a request the upstream answered already: the client must not see it
+    /// (it could settle the call on a failure a retry has since overcome).
+    Duplicate,
     /// Anything else: passes as it is.
     Pass,
 }
@@ -191,6 +221,12 @@ pub struct Session {
     /// Client ids whose late answers are dropped: the proxy answered them (timeout).
     expired: FastSet<IdKey>,
     expired_order: VecDeque<IdKey>,
+    /// Client ids the upstream answered lately ([`ANSWERED_MEMORY`]): another answer to one
+    /// is dropped.
+    answered: Remembered,
+    /// Client ids sent again while a request under them was in flight, with how many answers
+    /// beyond the first each is still owed: those are the server's to give, not duplicates.
+    reused: FastMap<IdKey, u32>,
     tools: FastMap<String, ToolInfo>,
     /// From `initialize`: the client's request, then the server's answer.
     version: Option<Arc<str>>,
@@ -280,7 +316,12 @@ impl Session {
             unsent_retry: None,
         };
         self.expired.remove(&key);
-        if let Some(old) = self.pending.insert(key, pending) {
+        self.answered.forget(&key);
+        if let Some(old) = self.pending.insert(key.clone(), pending) {
+            // Bounded like the memory of answers: past it, the extra answer is dropped.
+            if self.reused.len() < ANSWERED_MEMORY || self.reused.contains_key(&key) {
+                *self.reused.entry(key).or_insert(0) += 1;
+            }
             tracing::warn!(
                 id = id.get(),
                 method = old.kind.method(),
@@ -325,6 +366,30 @@ impl Session {
             .then_some(pending.upstream_id)?
     }
 
+    /// The `tools/call` with these `params` as if it had been answered at once, without
+    /// registering it: for a call the proxy refuses before it reaches the upstream. `None` for
+    /// one with no tool name, or a task-augmented one (which expects a task handle).
+    pub fn unregistered_call(
+        &self,
+        id: &RawValue,
+        params: Option<&RawValue>,
+    ) -> Option<AnsweredCall> {
+        let (p, raw) = (parse::<CallParams>(params)?, params?);
+        if p.task.is_some() {
+            return None;
+        }
+        let call = ToolCall {
+            name: p.name,
+            params: raw.to_owned(),
+            protocol_version: p.meta.and_then(|m| m.protocol_version),
+            task: false,
+            seq: 0,
+            deadline: None,
+            progress: None,
+        };
+        Some(self.answered(id.to_owned(), None, call, 1))
+    }
+
     /// Whether the request `id` still waits for its answer.
     pub fn waits(&self, id: &RawValue) -> bool {
         IdKey::new(id).is_some_and(|key| self.pending.contains_key(&key))
@@ -344,8 +409,23 @@ impl Session {
             if is_proxy_id(&key) || self.expired.remove(&key) {
                 return Answered::Drop;
             }
+            if let Some(owed) = self.reused.get_mut(&key) {
+                *owed -= 1;
+                if *owed == 0 {
+                    self.reused.remove(&key);
+                }
+                return Answered::Pass;
+            }
+            if self.answered.contains(&key) {
+                return Answered::Duplicate;
+            }
             return Answered::Pass;
         };
+        // A retry's answer comes under the proxy's id; the client's was remembered when the
+        // first attempt was answered.
+        if !is_proxy_id(&key) {
+            self.answered.remember(key, ANSWERED_MEMORY);
+        }
         match pending.kind {
             PendingKind::ToolCall(call) => {
                 self.untrack(&call);
@@ -390,7 +470,9 @@ impl Session {
         match id {
             Some(key) => match self.pending.get(key) {
                 Some(pending) => streamable(pending),
-                None => !is_proxy_id(key) && !self.expired.contains(key),
+                None => {
+                    !is_proxy_id(key) && !self.expired.contains(key) && !self.answered.contains(key)
+                }
             },
             // The id comes later (servers on the TypeScript SDK write it last): it could be any
             // of them. Only for long lines, so walking the table is cheap beside them. A late
@@ -401,10 +483,11 @@ impl Session {
         }
     }
 
-    /// Whether an answer under `key` would be dropped ([`Answered::Drop`]), without settling
-    /// anything.
+    /// Whether an answer under `key` would be dropped ([`Answered::Drop`] or
+    /// [`Answered::Duplicate`]), without settling anything.
     pub fn drops_answer(&self, key: &IdKey) -> bool {
-        !self.pending.contains_key(key) && (is_proxy_id(key) || self.expired.contains(key))
+        !self.pending.contains_key(key)
+            && (is_proxy_id(key) || self.expired.contains(key) || self.answered.contains(key))
     }
 
     /// A tool call waits under `key` (again, for a retry).
@@ -463,6 +546,12 @@ impl Session {
             let info = ToolInfo {
                 has_output_schema: tool.output_schema.is_some(),
                 ..tool.annotations.unwrap_or_default()
+            };
+            // A tool named twice (in one listing, or on two of its pages) is taken at its
+            // safer reading, whichever order the server wrote them in.
+            let info = match self.tools.remove(&tool.name) {
+                Some(known) => known.safer(info),
+                None => info,
             };
             self.tools.insert(tool.name, info);
         }
@@ -534,6 +623,36 @@ impl Session {
                 },
             })
             .collect()
+    }
+}
+
+/// A set of ids that forgets its oldest past a given size.
+#[derive(Debug, Default)]
+struct Remembered {
+    ids: FastSet<IdKey>,
+    order: VecDeque<IdKey>,
+}
+
+impl Remembered {
+    fn remember(&mut self, key: IdKey, most: usize) {
+        if self.ids.insert(key.clone()) {
+            self.order.push_back(key);
+        }
+        while self.order.len() > most {
+            if let Some(oldest) = self.order.pop_front() {
+                self.ids.remove(&oldest);
+            }
+        }
+    }
+
+    fn contains(&self, key: &IdKey) -> bool {
+        self.ids.contains(key)
+    }
+
+    /// The client uses `key` again: its next answer is a first one. (Its place in the order
+    /// goes when it is the oldest.)
+    fn forget(&mut self, key: &IdKey) {
+        self.ids.remove(key);
     }
 }
 

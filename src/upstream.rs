@@ -34,26 +34,101 @@ pub fn spawn(command: &[String], env: &BTreeMap<String, String>) -> io::Result<C
     cmd.spawn()
 }
 
-/// Sends a signal to the server and to every process it started, if they are still there: a
-/// server run through a wrapper (`sh -c`, `npx`, `uvx`) is the wrapper's child, and signalling
-/// the wrapper alone would orphan it. (The server shares the proxy's process group, so that a
-/// client that kills the group kills it too; its own tree is found in `/proc`.)
-pub fn signal(child: &Child, signal: libc::c_int) {
-    if let Some(pid) = child.id() {
-        for pid in tree(pid) {
-            // SAFETY: kill has no memory effects; a pid that already exited yields ESRCH,
-            // ignored.
+/// Makes the proxy the parent of every process the server leaves behind (Linux): a process
+/// whose parent exits goes to its nearest "subreaper" ancestor instead of init, so a server
+/// whose wrapper died, or a helper it daemonized with a double fork, stays within the proxy's
+/// reach (found through [`descendants`], ended by [`signal_leftovers`], reaped by
+/// [`reap_adopted`]).
+/// Not a new process group: the server shares the proxy's, so that a client that kills the
+/// group kills it too, and the group may hold the client itself, which must not be signalled.
+pub fn adopt_orphans() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: prctl with an integer argument; it changes no memory.
+    if unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1) } != 0 {
+        tracing::warn!(
+            "cannot adopt the processes the server leaves behind ({}): one that outlives its \
+             parent may outlive the proxy",
+            io::Error::last_os_error()
+        );
+    }
+}
+
+/// Sends a signal to the server and to every other process the proxy started that still runs:
+/// those the server started (a server run through a wrapper, `sh -c`, `npx`, `uvx`, is the
+/// wrapper's child, and signalling the wrapper alone would orphan it), and those adopted
+/// ([`adopt_orphans`]) after their parent exited. The server itself even where there is no
+/// `/proc` to find the others in.
+pub fn signal(server: &Child, signal: libc::c_int) {
+    let mut pids = descendants();
+    if let Some(pid) = server.id().filter(|pid| !pids.contains(pid)) {
+        pids.push(pid);
+    }
+    kill_all(&pids, signal);
+}
+
+/// Sends a signal to every process the proxy started that still runs, once the server has
+/// exited ([`signal`] while it runs).
+pub fn signal_leftovers(signal: libc::c_int) {
+    kill_all(&descendants(), signal);
+}
+
+/// Deepest first, as [`descendants`] lists them: a wrapper signalled after its child cannot
+/// start another in between.
+fn kill_all(pids: &[u32], signal: libc::c_int) {
+    for &pid in pids {
+        // SAFETY: kill has no memory effects; a pid that already exited yields ESRCH,
+        // ignored.
+        unsafe {
+            libc::kill(pid as libc::pid_t, signal);
+        }
+    }
+}
+
+/// The processes the proxy started that still run (zombies left out), from `/proc`, deepest
+/// first; none where there is no `/proc`.
+pub fn descendants() -> Vec<u32> {
+    let processes = processes();
+    let mut tree = vec![std::process::id()];
+    let mut i = 0;
+    while i < tree.len() {
+        let parent = tree[i];
+        tree.extend(
+            processes
+                .iter()
+                .filter(|p| p.ppid == parent && !p.zombie)
+                .map(|p| p.pid),
+        );
+        i += 1;
+    }
+    tree.remove(0);
+    tree.reverse();
+    tree
+}
+
+/// Reaps the processes adopted by the proxy that have exited (zombies whose parent it is),
+/// except `server`, the upstream tokio waits for: its status is the proxy's.
+pub fn reap_adopted(server: Option<u32>) {
+    let me = std::process::id();
+    for p in processes() {
+        if p.ppid == me && p.zombie && Some(p.pid) != server {
+            // SAFETY: waitpid on a child of ours that has exited; WNOHANG never blocks.
             unsafe {
-                libc::kill(pid as libc::pid_t, signal);
+                libc::waitpid(p.pid as libc::pid_t, std::ptr::null_mut(), libc::WNOHANG);
             }
         }
     }
 }
 
-/// `root` and its descendants, from `/proc` (just `root` where there is none), deepest first:
-/// a wrapper that is signalled after its child cannot start another in between.
-fn tree(root: u32) -> Vec<u32> {
-    let parents: Vec<(u32, u32)> = std::fs::read_dir("/proc")
+/// A process as `/proc/PID/stat` shows it.
+struct Process {
+    pid: u32,
+    ppid: u32,
+    /// Exited, and not reaped yet.
+    zombie: bool,
+}
+
+fn processes() -> Vec<Process> {
+    std::fs::read_dir("/proc")
         .into_iter()
         .flatten()
         .flatten()
@@ -61,30 +136,12 @@ fn tree(root: u32) -> Vec<u32> {
             let pid = entry.file_name().to_str()?.parse::<u32>().ok()?;
             let stat = std::fs::read_to_string(entry.path().join("stat")).ok()?;
             // `pid (comm) state ppid ...`; the name may hold spaces and parentheses.
-            let ppid = stat
-                .rsplit_once(')')?
-                .1
-                .split_whitespace()
-                .nth(1)?
-                .parse()
-                .ok()?;
-            Some((pid, ppid))
+            let mut fields = stat.rsplit_once(')')?.1.split_whitespace();
+            let zombie = fields.next()? == "Z";
+            let ppid = fields.next()?.parse().ok()?;
+            Some(Process { pid, ppid, zombie })
         })
-        .collect();
-    let mut tree = vec![root];
-    let mut i = 0;
-    while i < tree.len() {
-        let parent = tree[i];
-        tree.extend(
-            parents
-                .iter()
-                .filter(|(_, p)| *p == parent)
-                .map(|(pid, _)| *pid),
-        );
-        i += 1;
-    }
-    tree.reverse();
-    tree
+        .collect()
 }
 
 /// The proxy's exit code for the server's end: its own code, or 128 + the signal, as shells do.

@@ -158,6 +158,15 @@ pub fn may_be_message(head: &[u8]) -> bool {
     matches!(head.trim_ascii_start().first(), Some(b'{' | b'['))
 }
 
+/// The members of a batch (a JSON array of messages), borrowed from its line; `None` when
+/// `line` is no array.
+pub fn batch(line: &str) -> Option<Vec<&RawValue>> {
+    if !line.trim_start().starts_with('[') {
+        return None;
+    }
+    serde_json::from_str(line).ok()
+}
+
 /// Reads one line (with or without its line ending) as a JSON-RPC message. Text, not bytes:
 /// validated once, its strings need no second check.
 pub fn parse(line: &str) -> Line<'_> {

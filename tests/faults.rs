@@ -523,10 +523,13 @@ fn duplicate_ids_and_answers_to_unknown_ids() {
     p.send(&call(9, "emit", json!({ "lines": [stray] })));
     let raw = p.recv_raw();
     assert_eq!(String::from_utf8_lossy(&raw), format!("{stray}\n"));
-    // The answer to an id answered already (a duplicate answer) passes as it is too.
+    // `emit` does not answer its own call: this first answer to 9 passes as it is, and the
+    // same answer again is dropped (a duplicate answer never reaches the client).
     let dup = r#"{"jsonrpc":"2.0","id":9,"result":{"content":[]}}"#;
     p.send(&call(11, "emit", json!({ "lines": [dup] })));
     assert_eq!(String::from_utf8_lossy(&p.recv_raw()), format!("{dup}\n"));
+    p.send(&call(12, "emit", json!({ "lines": [dup] })));
+    p.assert_quiet(Duration::from_millis(300));
     let (status, _, stderr) = p.finish();
     assert!(status.success());
     assert_no_panic(&stderr);

@@ -6,7 +6,7 @@ mod common;
 use std::os::unix::process::ExitStatusExt;
 use std::time::Duration;
 
-use common::{canonical, config, Options, Running};
+use common::{assert_no_panic, canonical, config, Options, Running};
 use serde_json::json;
 
 fn alive(pid: i32) -> bool {
@@ -346,4 +346,108 @@ fn the_servers_stderr_reaches_the_log_masked_and_whole() {
         "{log}"
     );
     assert!(log.contains("crashing with status 4\n"), "{log}");
+}
+
+/// How a session with a hard-to-stop process tree ends.
+#[derive(Debug, Clone, Copy)]
+enum Ending {
+    /// SIGTERM to the proxy.
+    Sigterm,
+    /// The client closes stdin with nothing waiting.
+    StdinClosed,
+    /// The client closes stdin with a request still waiting (`answer_wait_ms` passes).
+    StdinClosedWithACallWaiting,
+    /// The server crashes.
+    ServerCrash,
+}
+
+/// A server that ignores SIGTERM behind a wrapper that does not (`sh -c "server; other"`, no
+/// `exec`), which left a grandchild (a double fork) that ignores SIGTERM too: whatever ends
+/// the session, when the proxy has exited none of them runs any more.
+fn nothing_outlives_the_proxy(ending: Ending) {
+    let (dir, config) =
+        config("[shutdown]\nclose_wait_ms = 200\nterm_wait_ms = 300\nanswer_wait_ms = 500\n");
+    let pid_file = dir.path().join("grandchild.pid");
+    let pid_file = pid_file.display().to_string();
+    let upstream = common::fixture_in_shell("{fixture}; echo done >&2");
+    let mut p = Running::start(Options {
+        proxy_args: &["--config", &config],
+        env: &[
+            ("FIXTURE_IGNORE_EOF", "1"),
+            ("FIXTURE_IGNORE_TERM", "1"),
+            ("FIXTURE_DOUBLE_FORK", &pid_file),
+        ],
+        upstream: Some(&upstream),
+        ..Options::default()
+    });
+    let shell = upstream_pid(&mut p);
+    let server = children(shell)[0];
+    // Written by the grandchild itself, which may come after the server's first answer.
+    let deadline = std::time::Instant::now() + common::PATIENCE;
+    let grandchild: i32 = loop {
+        if let Ok(pid) = std::fs::read_to_string(&pid_file) {
+            break pid.parse().unwrap();
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no grandchild started"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let started = [shell, server, grandchild];
+    let t0 = std::time::Instant::now();
+    match ending {
+        // SAFETY: signalling our own child process.
+        Ending::Sigterm => unsafe {
+            libc::kill(p.child.id() as i32, libc::SIGTERM);
+        },
+        Ending::StdinClosed => p.close_stdin(),
+        Ending::StdinClosedWithACallWaiting => {
+            p.send(r#"{"jsonrpc":"2.0","id":"w","method":"x/hang"}"#);
+            p.close_stdin();
+        }
+        Ending::ServerCrash => p.send(&common::call("c", "crash", json!({"code": 3}))),
+    }
+    p.wait();
+    let took = t0.elapsed();
+    let left: Vec<i32> = started.into_iter().filter(|&pid| running(pid)).collect();
+    for &pid in &left {
+        // SAFETY: the test's own descendants; not left running after the test either way.
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+    }
+    eprintln!("{ending:?}: the proxy and everything it started gone after {took:?}");
+    assert!(
+        left.is_empty(),
+        "{ending:?}: {left:?} of {started:?} (shell, server, grandchild) outlived the proxy"
+    );
+    assert_no_panic(&p.stderr());
+}
+
+/// Whether `pid` runs: gone, or a zombie nobody reaped (in a container, pid 1 may never reap
+/// it), is not running.
+fn running(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|stat| Some(stat.rsplit_once(')')?.1.trim_start().starts_with('Z')))
+        .is_some_and(|zombie| !zombie)
+}
+
+#[test]
+fn nothing_outlives_a_proxy_told_to_stop() {
+    nothing_outlives_the_proxy(Ending::Sigterm);
+}
+
+#[test]
+fn nothing_outlives_a_proxy_whose_client_closed_stdin() {
+    nothing_outlives_the_proxy(Ending::StdinClosed);
+}
+
+#[test]
+fn nothing_outlives_a_proxy_whose_client_closed_stdin_with_a_call_waiting() {
+    nothing_outlives_the_proxy(Ending::StdinClosedWithACallWaiting);
+}
+
+#[test]
+fn nothing_outlives_a_proxy_whose_server_crashed() {
+    nothing_outlives_the_proxy(Ending::ServerCrash);
 }

@@ -736,3 +736,75 @@ fn a_failure_rewritten_already_passes_and_counts_as_a_failure() {
         outer.stats.summary()
     );
 }
+
+/// A tool that says it is both read-only and destructive is destructive: never retried unless
+/// `retry.destructive_tools` names it. A tool a listing names twice, destructive once and
+/// read-only once, is taken as destructive whichever comes first.
+#[test]
+fn destructive_wins_over_read_only_and_a_tool_listed_twice_is_read_the_safer_way() {
+    let extra = json!([
+        {"name": "flaky_both", "inputSchema": {"type": "object"},
+         "annotations": {"readOnlyHint": true, "destructiveHint": true}},
+        {"name": "flaky_twice", "inputSchema": {"type": "object"},
+         "annotations": {"destructiveHint": true}},
+        {"name": "flaky_twice", "inputSchema": {"type": "object"},
+         "annotations": {"readOnlyHint": true}},
+        {"name": "flaky_allowed", "inputSchema": {"type": "object"},
+         "annotations": {"readOnlyHint": true, "destructiveHint": true}},
+    ])
+    .to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("config.toml");
+    std::fs::write(
+        &config,
+        "[retry]\nbase_delay_ms = 1\nmax_delay_ms = 20\ndestructive_tools = [\"flaky_allowed\"]\n",
+    )
+    .unwrap();
+    let config = config.display().to_string();
+    let mut p = Running::start(Options {
+        proxy_args: &["--config", &config],
+        env: &[("FIXTURE_EXTRA_TOOLS", &extra)],
+        ..Options::default()
+    });
+    p.initialize();
+    for tool in ["flaky_both", "flaky_twice"] {
+        let answer = p.call(json!(tool), tool, json!({"key": tool, "fails": 1}));
+        assert_eq!(canonical(&answer)["attempts"], 1, "{tool}: {answer}");
+        assert_eq!(count(&mut p, tool), 1, "{tool}: destructive, never retried");
+    }
+    let answer = p.call(json!(3), "flaky_allowed", json!({"key": "a", "fails": 1}));
+    assert_eq!(
+        text(&answer),
+        "ok after 2 calls",
+        "named in destructive_tools"
+    );
+}
+
+/// A server that writes the same answer twice: the client gets one. With a retry under way,
+/// the duplicate of the failure being retried must not reach the client before (or instead
+/// of) the retry's success.
+#[test]
+fn a_second_answer_to_the_same_id_never_reaches_the_client() {
+    let (mut p, _dir) = proxy("");
+    let answer = p.call(
+        json!(1),
+        "flaky",
+        json!({"key": "k", "fails": 1, "twice": true, "text": "503 Service Unavailable"}),
+    );
+    assert_eq!(answer["id"], 1);
+    assert_eq!(text(&answer), "ok after 2 calls", "{answer}");
+    p.assert_quiet(Duration::from_millis(300));
+
+    let line =
+        r#"{"jsonrpc":"2.0","id":{ID},"result":{"content":[{"type":"text","text":"once"}]}}"#;
+    let answer = p.call(json!(2), "emit", json!({"lines": [line, line]}));
+    assert_eq!(text(&answer), "once");
+    p.assert_quiet(Duration::from_millis(300));
+    p.close_stdin();
+    p.wait();
+    let stderr = p.stderr();
+    assert!(
+        stderr.contains("answered a request it had answered already"),
+        "{stderr}"
+    );
+}

@@ -635,3 +635,64 @@ fn coverage_groups_what_no_rule_decided_and_drafts_rules_check_accepts() {
     let (code, _, stderr) = run(&["coverage", "--suggest", drafts.to_str().unwrap(), &log]);
     assert_eq!(code, Some(73), "{stderr}");
 }
+
+/// A rule file caught empty (an editor truncates, pauses, then writes; or `: > rules.toml`)
+/// does not drop its rules: the reload waits for the next write, and refuses a file that stays
+/// empty. A file that holds only a comment empties it on purpose.
+#[test]
+fn a_truncated_rule_file_keeps_its_rules_until_it_is_written_or_emptied_on_purpose() {
+    let (_dir, rules, mut p, mut id) = proxy_with_rule("kept");
+
+    // Mid-save: empty for 700 ms (the proxy looks every 250 ms), then written.
+    std::fs::File::create(&rules).unwrap();
+    let pause = Instant::now();
+    while pause.elapsed() < Duration::from_millis(700) {
+        id += 1;
+        let answer = p.call(json!(id), "fail", json!({"text": "widget jammed"}));
+        assert_eq!(
+            canonical(&answer)["ruleId"],
+            "kept",
+            "the rules vanished while the file was being saved"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::fs::write(
+        &rules,
+        "[[rule]]\nid = \"after\"\nmatch = \"jammed\"\ncategory = \"transient\"\n",
+    )
+    .unwrap();
+    assert_eq!(await_rule(&mut p, &mut id, json!("after")), "after");
+
+    // Truncated for good: refused, with a warning.
+    std::fs::File::create(&rules).unwrap();
+    std::thread::sleep(Duration::from_millis(2000));
+    assert_eq!(await_rule(&mut p, &mut id, json!("after")), "after");
+
+    // A comment alone: emptied on purpose.
+    std::fs::write(&rules, "# no rules of our own for now\n").unwrap();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        id += 1;
+        let answer = p.call(json!(id), "fail", json!({"text": "widget jammed"}));
+        if canonical(&answer)["ruleId"] != "after" {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "a comment-only file was not loaded"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    p.close_stdin();
+    p.wait();
+    let stderr = p.stderr();
+    assert!(
+        stderr.contains(&format!("{rules} is empty but had 1 rule(s)")),
+        "{stderr}"
+    );
+    assert_eq!(
+        stderr.matches("reloaded the rules").count(),
+        2,
+        "once for the written file, once for the comment: {stderr}"
+    );
+}

@@ -477,3 +477,37 @@ while True:
     p.wait();
     assert_no_panic(&p.stderr());
 }
+
+/// The requests of a batch pass uninspected, but they are followed: a server that dies without
+/// answering them leaves each answered by the proxy, as a single request would be. One that a
+/// batch of answers settled is not answered again.
+#[test]
+fn the_requests_of_a_batch_are_answered_when_the_server_dies() {
+    let mut p = Running::proxy(&[]);
+    p.initialize();
+    // The fixture ignores batches: these wait for ever.
+    p.send(
+        r#"[{"jsonrpc":"2.0","id":"b1","method":"tools/call","params":{"name":"echo","arguments":{}}},{"jsonrpc":"2.0","id":"b2","method":"ping"},{"jsonrpc":"2.0","method":"notifications/x"}]"#,
+    );
+    p.send(r#"[{"jsonrpc":"2.0","id":"s1","method":"x/hang"}]"#);
+    let settle = r#"[{"jsonrpc":"2.0","id":"s1","result":{}}]"#;
+    p.send(&call("emit", "emit", json!({"lines": [settle]})));
+    assert_eq!(
+        p.recv_raw(),
+        format!("{settle}\n").into_bytes(),
+        "passed whole"
+    );
+    p.send(&call("crash", "crash", json!({"code": 3})));
+    let status = p.wait();
+    assert_eq!(status.code(), Some(3));
+    let lines = p.drain();
+    // `emit` writes only what it is given: the crash answers it too.
+    let ids = [json!("b1"), json!("b2"), json!("emit"), json!("crash")];
+    assert_each_answered_once(&lines, &ids);
+    assert_eq!(
+        answers_by_id(&lines).get("\"s1\""),
+        None,
+        "answered in a batch already"
+    );
+    assert_no_panic(&p.stderr());
+}

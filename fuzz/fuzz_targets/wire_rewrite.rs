@@ -80,7 +80,8 @@ fuzz_target!(|data: &[u8]| {
         }
     }
     // Whatever is left pending is answered by the proxy itself.
-    for line in inspector.upstream_gone("exited").to_client {
+    let mut left = inspector.upstream_gone("exited");
+    for line in inspector.answer_gone(&mut left, usize::MAX) {
         serde_json::from_slice::<IgnoredAny>(&line).expect("an upstream-gone answer is JSON");
     }
 });

@@ -24,6 +24,11 @@ use crate::wire::{self, IdKey, Line, Message};
 
 use super::scan::IdScanner;
 
+/// `max_pending_requests` by default: about 10 MB of requests waiting (some 500 bytes each,
+/// plus their params), far beyond what clients keep in flight (the benchmark's 32), and twice
+/// the 10,000 calls in flight the tests hold.
+pub const DEFAULT_MAX_PENDING: usize = 20_000;
+
 /// What a line (or a timer) makes the relay do.
 #[derive(Debug, Default)]
 pub struct Effects {
@@ -64,10 +69,16 @@ pub struct Stats {
     timed_out: AtomicU64,
     unclassified: AtomicU64,
     circuit_open: AtomicU64,
+    too_many_pending: AtomicU64,
 }
 
 fn bump(counter: &AtomicU64) {
     counter.fetch_add(1, Ordering::Relaxed);
+}
+
+/// Whether `counter`, just bumped, went from 0 to 1: a condition logged once, not per line.
+fn bump_is_first(counter: &AtomicU64) -> bool {
+    counter.load(Ordering::Relaxed) == 1
 }
 
 impl Stats {
@@ -83,13 +94,14 @@ impl Stats {
     }
 
     /// One line: calls, failures by category, rewritten, retried, recovered, timed out,
-    /// unclassified, refused by a circuit breaker.
+    /// unclassified, refused by a circuit breaker, refused as too many were waiting.
     pub fn summary(&self) -> String {
         let n = |c: &AtomicU64| c.load(Ordering::Relaxed);
         let [t, v, b, p, u] = &self.by_category;
         format!(
             "calls={} failures: transient={} validation={} business={} permission={} unknown={}; \
-             rewritten={} retried={} recovered={} timed_out={} unclassified={} circuit_open={}",
+             rewritten={} retried={} recovered={} timed_out={} unclassified={} circuit_open={} \
+             too_many_pending={}",
             n(&self.calls),
             n(t),
             n(v),
@@ -101,7 +113,8 @@ impl Stats {
             n(&self.recovered),
             n(&self.timed_out),
             n(&self.unclassified),
-            n(&self.circuit_open)
+            n(&self.circuit_open),
+            n(&self.too_many_pending)
         )
     }
 }
@@ -113,9 +126,21 @@ pub struct Inspector {
     breakers: Mutex<Breakers>,
     pub unmatched: Option<UnmatchedLog>,
     pub non_json: NonJsonLines,
+    /// How many requests may wait for the upstream's answers; past it, a request is answered
+    /// at once instead of sent (`max_pending_requests`): what each waiting one holds is what
+    /// bounds the proxy's memory.
+    pub max_pending: usize,
     pub stats: Stats,
     /// The proxy's own `initialize` to a restarted upstream, and who waits for its answer.
     replay: Mutex<Option<(IdKey, oneshot::Sender<()>)>>,
+}
+
+/// The requests an upstream left waiting when it went, answered a part at a time
+/// ([`Inspector::answer_gone`]) so that their answers are never all held at once.
+#[derive(Debug)]
+pub struct Unsettled {
+    requests: Vec<Unanswered>,
+    how: String,
 }
 
 impl Inspector {
@@ -127,6 +152,7 @@ impl Inspector {
             breakers: Mutex::new(Breakers::default()),
             unmatched: None,
             non_json: NonJsonLines::default(),
+            max_pending: DEFAULT_MAX_PENDING,
             stats: Stats::default(),
             replay: Mutex::new(None),
         }
@@ -147,6 +173,14 @@ impl Inspector {
         let mut effects = Effects::default();
         let text = wire::text_of(&line);
         let extra = match wire::parse(&text) {
+            Line::Message(Message::Request { id, method, params })
+                if self.waiting() >= self.max_pending =>
+            {
+                effects
+                    .to_client
+                    .push(self.too_many_waiting(id, &method, params));
+                return effects;
+            }
             Line::Message(Message::Request { id, method, params }) => {
                 let new_call = self.session().client_request(id, &method, params);
                 if let Some(call) = new_call.filter(|c| !c.task) {
@@ -174,11 +208,120 @@ impl Inspector {
                 .session()
                 .client_notification(&method, params)
                 .map(|retry_id| cancel_line(&retry_id, "cancelled by the client")),
+            Line::OtherJson => {
+                if let Err(refusals) = self.client_batch(&text) {
+                    effects.to_client = refusals;
+                    return effects;
+                }
+                None
+            }
             _ => None,
         };
         effects.to_upstream.push(line);
         effects.to_upstream.extend(extra);
         effects
+    }
+
+    /// A batch from the client passes uninspected, but its requests wait for their answers
+    /// like any other: if the upstream dies first, each gets its answer from the proxy. (No
+    /// breaker, time limit or rewrite applies to them.)
+    /// A batch whose requests would take the table past `max_pending` is not sent: each of
+    /// its requests is answered at once (`Err`), and its notifications are dropped with it.
+    fn client_batch(&self, text: &str) -> Result<(), Vec<Vec<u8>>> {
+        let Some(members) = wire::batch(text) else {
+            return Ok(());
+        };
+        let messages: Vec<Line> = members.iter().map(|m| wire::parse(m.get())).collect();
+        let requests = messages
+            .iter()
+            .filter(|m| matches!(m, Line::Message(Message::Request { .. })))
+            .count();
+        if requests > 0 && self.waiting() + requests > self.max_pending {
+            let refusals = messages
+                .iter()
+                .filter_map(|m| match m {
+                    Line::Message(Message::Request { id, method, params }) => {
+                        Some(self.too_many_waiting(id, method, *params))
+                    }
+                    _ => None,
+                })
+                .collect();
+            if requests < messages.len() {
+                tracing::warn!(
+                    "a batch refused for too many requests waiting: its notifications are \
+                     dropped with it"
+                );
+            }
+            return Err(refusals);
+        }
+        let mut session = self.session();
+        for message in messages {
+            if let Line::Message(Message::Request { id, method, params }) = message {
+                session.client_request(id, &method, params);
+            }
+        }
+        Ok(())
+    }
+
+    /// The answer to a request refused because `max_pending` requests wait already: for a
+    /// `tools/call`, a structured transient error (retryable, after a second); for anything
+    /// else, a JSON-RPC error. Either way the client decides whether to send it again.
+    fn too_many_waiting(&self, id: &RawValue, method: &str, params: Option<&RawValue>) -> Vec<u8> {
+        bump(&self.stats.too_many_pending);
+        if bump_is_first(&self.stats.too_many_pending) {
+            tracing::warn!(
+                limit = self.max_pending,
+                "too many requests wait for the upstream: refusing new ones until some are \
+                 answered (max_pending_requests; counted in the statistics)"
+            );
+        }
+        let call = (method == "tools/call")
+            .then(|| self.session().unregistered_call(id, params))
+            .flatten();
+        match call {
+            Some(call) => {
+                let rewritten = self
+                    .rewriter
+                    .load()
+                    .too_many_waiting(&call, self.max_pending);
+                wire::response_line_json(&call.id, &rewritten.result)
+            }
+            None => wire::error_line(
+                id,
+                -32603,
+                &format!(
+                    "mcp-errnorm: {} requests already wait for the MCP server's answers \
+                     (max_pending_requests); '{method}' was not sent, send it again later",
+                    self.max_pending
+                ),
+            ),
+        }
+    }
+
+    /// The answers in a batch from the upstream settle the requests they answer, as they are:
+    /// a batch passes whole, unrewritten.
+    fn upstream_batch(&self, text: &str) {
+        let Some(members) = wire::batch(text) else {
+            return;
+        };
+        let mut session = self.session();
+        for member in members {
+            let answered = match wire::parse(member.get()) {
+                Line::Message(Message::Response { id, result }) => {
+                    session.upstream_answer(id, Some(result))
+                }
+                Line::Message(Message::ErrorResponse { id, .. }) => {
+                    session.upstream_answer(id, None)
+                }
+                _ => continue,
+            };
+            if let Answered::Call(call) = answered {
+                tracing::debug!(
+                    tool = call.call.name,
+                    "a call answered in a batch: passed as it is"
+                );
+            }
+        }
     }
 
     /// A request in a client line too long to hold, which goes through unparsed: it waits for
@@ -233,7 +376,12 @@ impl Inspector {
                 effects.to_client.push(line.into_bytes());
                 return effects;
             }
-            Line::Message(Message::Request { .. }) | Line::OtherJson => {
+            Line::Message(Message::Request { .. }) => {
+                effects.to_client.push(line.into_bytes());
+                return effects;
+            }
+            Line::OtherJson => {
+                self.upstream_batch(&line);
                 effects.to_client.push(line.into_bytes());
                 return effects;
             }
@@ -256,6 +404,11 @@ impl Inspector {
         match answered {
             Answered::Pass => effects.to_client.push(line.into_bytes()),
             Answered::Drop => tracing::debug!(id = id.get(), "dropped an answer nobody waits for"),
+            Answered::Duplicate => tracing::warn!(
+                id = id.get(),
+                "the upstream answered a request it had answered already: the second answer is \
+                 dropped"
+            ),
             Answered::Call(call) => {
                 if self.answer_call(call, answer, &mut effects) {
                     effects.to_client.push(line.into_bytes());
@@ -536,12 +689,18 @@ impl Inspector {
         self.session().next_deadline()
     }
 
-    /// Gives up on the calls whose time is up at `now`: each is cancelled upstream and answered
-    /// with a transient TIMEOUT error; its late answer will be dropped.
-    pub fn expire_due(&self, now: Instant) -> Effects {
+    /// Gives up on the calls whose time is up at `now`, the earliest first, until their
+    /// answers come to `budget` bytes: each is cancelled upstream and answered with a
+    /// transient TIMEOUT error; its late answer will be dropped. The others stay waiting, for
+    /// the next call: no answer is made before the client can be given it. Nothing for the
+    /// client: none is due.
+    pub fn expire_due(&self, now: Instant, budget: usize) -> Effects {
         let mut effects = Effects::default();
-        let due = self.session().expire_due(now);
-        for Expired { call, sent } in due {
+        let mut made = 0;
+        while made < budget {
+            let Some(Expired { call, sent }) = self.session().expire_due(now, 1).pop() else {
+                break;
+            };
             let limit = call.call.deadline.map_or(Duration::ZERO, |d| d.limit);
             bump(&self.stats.timed_out);
             self.stats.failure(Category::Transient);
@@ -553,28 +712,42 @@ impl Inspector {
                     .push(cancel_line(call.upstream_id(), "timeout"));
             }
             let rewritten = self.rewriter.load().timed_out(&call, limit);
-            effects
-                .to_client
-                .push(wire::response_line_json(&call.id, &rewritten.result));
+            let line = wire::response_line_json(&call.id, &rewritten.result);
+            made += line.len();
+            effects.to_client.push(line);
         }
         effects
     }
 
-    /// The upstream is gone (`how`: "exited with status 1"): every request still waiting gets
-    /// its answer now, a `tools/call` a structured transient error, anything else a JSON-RPC
-    /// error.
-    pub fn upstream_gone(&self, how: &str) -> Effects {
-        let pending = self.session().drain_pending();
-        if !pending.is_empty() {
+    /// The upstream is gone (`how`: "exited with status 1"): every request still waiting is
+    /// taken from the session, to be answered now ([`Inspector::answer_gone`]).
+    pub fn upstream_gone(&self, how: &str) -> Unsettled {
+        let requests = self.session().drain_pending();
+        if !requests.is_empty() {
             tracing::warn!(
-                count = pending.len(),
+                count = requests.len(),
                 "answering requests the upstream left unanswered"
             );
         }
+        Unsettled {
+            requests,
+            how: how.to_owned(),
+        }
+    }
+
+    /// The next answers to what a gone upstream left waiting, until they come to `budget`
+    /// bytes: a `tools/call` gets a structured transient error, anything else a JSON-RPC
+    /// error. None once every request is answered.
+    pub fn answer_gone(&self, left: &mut Unsettled, budget: usize) -> Vec<Vec<u8>> {
         let rewriter = self.rewriter.load();
-        let mut effects = Effects::default();
-        for request in pending {
-            effects.to_client.push(match request {
+        let how = left.how.as_str();
+        let mut lines = Vec::new();
+        let mut made = 0;
+        while made < budget {
+            let Some(request) = left.requests.pop() else {
+                break;
+            };
+            let line = match request {
                 Unanswered::Call(call) => {
                     bump(&self.stats.rewritten);
                     self.stats.failure(Category::Transient);
@@ -590,9 +763,11 @@ impl Inspector {
                     -32603,
                     &format!("mcp-errnorm: the MCP server {how} before answering '{method}'"),
                 ),
-            });
+            };
+            made += line.len();
+            lines.push(line);
         }
-        effects
+        lines
     }
 
     /// Prepares the replay of the client's `initialize` to a restarted upstream: the request

@@ -34,7 +34,7 @@ use tokio::signal::unix::{signal, SignalKind};
 use tokio::sync::oneshot;
 use tokio::time::{sleep_until, timeout, Instant};
 
-pub use inspector::{Effects, Inspector, Retry, Stats};
+pub use inspector::{Effects, Inspector, Retry, Stats, Unsettled, DEFAULT_MAX_PENDING};
 use ladder::Ladder;
 pub use pipe::PatientStderr;
 use pipe::{Retire, UpstreamOut};
@@ -51,6 +51,8 @@ use crate::upstream;
 const DRAIN_WAIT: Duration = Duration::from_secs(1);
 /// How long a restarted upstream may take to answer the replayed `initialize`.
 const REPLAY_WAIT: Duration = Duration::from_secs(10);
+/// How often the processes the upstream left behind are looked for while they are ended.
+const LEFTOVER_POLL: Duration = Duration::from_millis(20);
 
 /// Why a run could not start.
 #[derive(Debug, thiserror::Error)]
@@ -77,6 +79,7 @@ pub async fn run(
         program: command.first().cloned().unwrap_or_default(),
         source,
     };
+    upstream::adopt_orphans();
     let (mut child, stdin, stdout, stderr_done) =
         start(command, &settings).map_err(cannot_start)?;
     // A server's arguments often carry a database URL or a key: logged masked, as one line so
@@ -87,6 +90,7 @@ pub async fn run(
     let mut inspector = Inspector::new(settings.rewriter(), settings.policy.clone());
     inspector.unmatched = unmatched;
     inspector.non_json = settings.non_json_upstream_lines;
+    inspector.max_pending = settings.max_pending_requests;
     let inspector = Arc::new(inspector);
     tokio::spawn(reload::watch(
         flags,
@@ -154,6 +158,8 @@ pub async fn run(
         let settled =
             off_thread_patiently("settle", &io, settle, &mut signals, &mut stopping).await;
         client_stuck = !settled;
+        // Before anything else starts: what this upstream left running is its own.
+        end_leftovers(settings.term_wait, end.terminated).await;
         // A client that left needs a new server only for requests it left waiting (taken
         // after the settle, while the upstream was being replaced).
         let client_left = client_closed || io.client_eof.load(Ordering::SeqCst);
@@ -237,6 +243,8 @@ pub async fn run(
     if !flushed {
         tracing::debug!("the client did not take the last lines in time");
     }
+    // A server started for a restart that was given up on is still running.
+    end_leftovers(settings.term_wait, None).await;
     Ok(upstream::exit_code(status))
 }
 
@@ -407,9 +415,53 @@ async fn drain(io: &Io, reader: &mut Reader, signals: &mut Signals, stopping: &m
     !held
 }
 
+/// Ends every process the proxy started that is still running once the upstream has exited:
+/// a server its wrapper left, a helper it daemonized, a process that held its pipes. They get
+/// SIGTERM (unless they had it at `terminated`, with the upstream), then SIGKILL `term_wait`
+/// after it; those adopted are reaped. Without this, a server that ignores SIGTERM behind a
+/// wrapper that does not (`sh -c "server; other"`) would outlive the proxy.
+async fn end_leftovers(term_wait: Duration, terminated: Option<Instant>) {
+    upstream::reap_adopted(None);
+    let left = upstream::descendants();
+    if left.is_empty() {
+        return;
+    }
+    let since = terminated.unwrap_or_else(|| {
+        tracing::info!(
+            count = left.len(),
+            "processes the upstream started still run after it exited: SIGTERM"
+        );
+        upstream::signal_leftovers(libc::SIGTERM);
+        Instant::now()
+    });
+    let gone = || {
+        upstream::reap_adopted(None);
+        upstream::descendants().is_empty()
+    };
+    while Instant::now() < since + term_wait {
+        tokio::time::sleep(LEFTOVER_POLL).await;
+        if gone() {
+            return;
+        }
+    }
+    tracing::warn!("processes the upstream started still run after SIGTERM: SIGKILL");
+    upstream::signal_leftovers(libc::SIGKILL);
+    let give_up = Instant::now() + DRAIN_WAIT;
+    while !gone() {
+        if Instant::now() >= give_up {
+            tracing::error!("processes the upstream started survived SIGKILL");
+            return;
+        }
+        tokio::time::sleep(LEFTOVER_POLL).await;
+    }
+}
+
 /// How one upstream ended.
 struct End {
     status: ExitStatus,
+    /// When the upstream and what it started were sent SIGTERM (or the stop signal the proxy
+    /// was sent), if they were.
+    terminated: Option<Instant>,
     /// The proxy was told to stop (SIGINT, SIGTERM).
     stopping: bool,
     /// Nobody reads our stdout any more.
@@ -435,7 +487,11 @@ async fn supervise(
         Ladder::Running
     };
     let (mut stopping, mut client_gone, mut deafened) = (false, false, false);
+    let mut terminated = None;
     let deaf = io.upstream.deaf();
+    // Processes adopted after their parent exited are reaped as they exit, not at the end
+    // only: a server that leaves a helper per call would otherwise pile up zombies.
+    let mut exits = signal(SignalKind::child()).ok();
     loop {
         tokio::select! {
             status = child.wait() => {
@@ -443,11 +499,15 @@ async fn supervise(
                     tracing::error!("cannot wait for the upstream: {e}");
                     std::os::unix::process::ExitStatusExt::from_raw(70 << 8)
                 });
-                return End { status, stopping, client_gone, deaf: deafened };
+                return End { status, terminated, stopping, client_gone, deaf: deafened };
+            }
+            Some(()) = async { exits.as_mut()?.recv().await }, if exits.is_some() => {
+                upstream::reap_adopted(child.id());
             }
             (sig, name) = signals.next_stop() => {
                 tracing::info!("{name}: passing it to the upstream");
                 upstream::signal(child, sig);
+                terminated.get_or_insert_with(Instant::now);
                 stopping = true;
                 ladder = ladder.at_least(Ladder::Terminating(Instant::now() + settings.term_wait));
             }
@@ -498,6 +558,7 @@ async fn supervise(
                         Ladder::closing_on(at, taken, io, settings).unwrap_or_else(|| {
                             tracing::info!("upstream still running after its stdin closed: SIGTERM");
                             upstream::signal(child, libc::SIGTERM);
+                            terminated.get_or_insert_with(Instant::now);
                             Ladder::Terminating(Instant::now() + settings.term_wait)
                         })
                     }

@@ -26,6 +26,14 @@ use super::scan::{IdScanner, Mentions};
 
 /// Buffer size for each pipe, as a byte relay would use.
 const BUFFER: usize = 64 << 10;
+/// How many bytes of its own answers (timeouts, answers for a server that died) the proxy
+/// makes before it writes them: one buffer's worth, the same as for everything else bound for
+/// the client. The rest are made as the client takes these: a million timeouts due at once
+/// cost a buffer, not a gigabyte, and the first reach the client at once.
+const ANSWER_BUDGET: usize = BUFFER;
+/// Bytes of cancels waiting for an upstream that does not read them; past this, further ones
+/// are dropped (a cancel is advice: the client has its answer already).
+const CANCEL_LIMIT: usize = 1 << 20;
 /// Bytes of client lines held while the upstream restarts before the client pump waits (one
 /// line is always taken, whatever its size).
 const HOLD_LIMIT: usize = 4 << 20;
@@ -156,12 +164,22 @@ impl Io {
     /// read (then nothing else reaches it either), never on the upstream.
     pub fn expire_due(self: &Arc<Self>) {
         let mut out = self.client.lock();
-        let effects = self.inspector.expire_due(Instant::now());
-        if write_lines(&mut out, &effects.to_client, true).is_err() {
-            tracing::debug!("a timeout answer could not be written: the client is gone");
+        let now = Instant::now();
+        let mut client_gone = false;
+        loop {
+            let effects = self.inspector.expire_due(now, ANSWER_BUDGET);
+            if effects.to_client.is_empty() {
+                break;
+            }
+            // Once the client is gone, the calls are still given up on (their deadlines would
+            // wake the watcher again at once), their answers dropped.
+            if !client_gone && write_lines(&mut out, &effects.to_client, false).is_err() {
+                tracing::debug!("a timeout answer could not be written: the client is gone");
+                client_gone = true;
+            }
+            self.cancel(effects.to_upstream);
         }
-        drop(out);
-        self.cancel(effects.to_upstream);
+        let _ = out.flush();
     }
 
     /// Sends cancels to the upstream on a thread of its own (it may not be reading), one thread
@@ -171,7 +189,20 @@ impl Io {
             return;
         }
         let mut cancels = lock(&self.cancels);
-        cancels.lines.extend(lines);
+        for line in lines {
+            if cancels.bytes + line.len() > CANCEL_LIMIT {
+                cancels.dropped += 1;
+                continue;
+            }
+            cancels.bytes += line.len();
+            cancels.lines.push(line);
+        }
+        if cancels.dropped > 0 && cancels.dropped.is_power_of_two() {
+            tracing::warn!(
+                dropped = cancels.dropped,
+                "the upstream does not take the cancels of calls that timed out: dropping some"
+            );
+        }
         if cancels.writing {
             return;
         }
@@ -184,6 +215,7 @@ impl Io {
                     cancels.writing = false;
                     return;
                 }
+                cancels.bytes = 0;
                 std::mem::take(&mut cancels.lines)
             };
             io.send_upstream(lines);
@@ -206,8 +238,14 @@ impl Io {
         // Decided while holding the client's end, as `expire_due` does: a line streaming to the
         // client settles its call before letting go, so that no call is answered twice.
         let mut out = self.client.lock();
-        let effects = self.inspector.upstream_gone(how);
-        let _ = write_lines(&mut out, &effects.to_client, true);
+        let mut left = self.inspector.upstream_gone(how);
+        loop {
+            let lines = self.inspector.answer_gone(&mut left, ANSWER_BUDGET);
+            if lines.is_empty() || write_lines(&mut out, &lines, false).is_err() {
+                break;
+            }
+        }
+        let _ = out.flush();
     }
 }
 
@@ -243,6 +281,10 @@ pub(super) fn off_thread(
 #[derive(Default)]
 struct Cancels {
     lines: Vec<Vec<u8>>,
+    /// The size of `lines`, at most [`CANCEL_LIMIT`].
+    bytes: usize,
+    /// How many were dropped for want of room.
+    dropped: u64,
     writing: bool,
 }
 

@@ -116,12 +116,14 @@ impl Session {
         self.deadlines.first().map(|&(at, _)| at)
     }
 
-    /// Gives up on every call whose deadline is `now` or past ([`Session::expire`]).
-    pub fn expire_due(&mut self, now: Instant) -> Vec<Expired> {
+    /// Gives up on the calls whose deadline is `now` or past ([`Session::expire`]), the
+    /// earliest first, at most `most` of them: the others wait for their answer to be made.
+    pub fn expire_due(&mut self, now: Instant, most: usize) -> Vec<Expired> {
         let due: Vec<u64> = self
             .deadlines
             .iter()
             .take_while(|&&(at, _)| at <= now)
+            .take(most)
             .map(|&(_, seq)| seq)
             .collect();
         due.into_iter().filter_map(|seq| self.expire(seq)).collect()

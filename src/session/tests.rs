@@ -29,7 +29,24 @@ fn tracks_tool_calls_until_answered() {
     );
     assert_eq!(answered.attempt, 1);
     assert_eq!(s.pending_len(), 0);
+    assert!(
+        matches!(s.upstream_answer(&raw("7"), None), Answered::Duplicate),
+        "a second answer to an answered id is never the client's"
+    );
+    assert!(matches!(s.upstream_answer(&raw("8"), None), Answered::Pass));
+}
+
+#[test]
+fn an_id_the_client_reused_in_flight_gets_both_answers_and_no_third() {
+    let mut s = Session::default();
+    s.client_request(&raw("7"), "ping", None);
+    s.client_request(&raw("7"), "ping", None);
     assert!(matches!(s.upstream_answer(&raw("7"), None), Answered::Pass));
+    assert!(matches!(s.upstream_answer(&raw("7"), None), Answered::Pass));
+    assert!(matches!(
+        s.upstream_answer(&raw("7"), None),
+        Answered::Duplicate
+    ));
 }
 
 #[test]
@@ -287,8 +304,10 @@ fn a_deadline_holds_across_retries_and_goes_with_the_answer() {
     };
     s.retry(failed, Vec::new());
     assert_eq!(s.next_deadline(), Some(t0 + Duration::from_secs(30)));
-    assert!(s.expire_due(t0 + Duration::from_secs(29)).is_empty());
-    let due = s.expire_due(t0 + Duration::from_secs(30));
+    assert!(s
+        .expire_due(t0 + Duration::from_secs(29), usize::MAX)
+        .is_empty());
+    let due = s.expire_due(t0 + Duration::from_secs(30), usize::MAX);
     assert_eq!(due.len(), 1);
     assert_eq!(due[0].call.id.get(), "1");
     assert_eq!(due[0].call.call.deadline, Some(deadline(30)));
@@ -346,4 +365,44 @@ fn progress_is_followed_through_retries_and_forgotten_with_the_call() {
         s.progress.is_empty(),
         "and with every request a dead server leaves"
     );
+}
+
+#[test]
+fn a_tool_listed_twice_is_taken_at_its_safer_reading() {
+    for listing in [
+        r#"{"tools":[{"name":"t","annotations":{"destructiveHint":true}},{"name":"t","annotations":{"readOnlyHint":true}}]}"#,
+        r#"{"tools":[{"name":"t","annotations":{"readOnlyHint":true}},{"name":"t","annotations":{"destructiveHint":true}}]}"#,
+    ] {
+        let mut s = Session::default();
+        s.client_request(&raw("1"), "tools/list", None);
+        s.upstream_answer(&raw("1"), Some(&raw(listing)));
+        let t = s.tool("t").unwrap();
+        assert_eq!(t.destructive, Some(true), "{listing}");
+        assert_ne!(t.read_only, Some(true), "{listing}");
+    }
+}
+
+#[test]
+fn a_duplicate_answer_is_dropped_also_while_its_call_is_retried() {
+    let mut s = Session::default();
+    s.client_request(&raw("1"), "tools/call", Some(&raw(r#"{"name":"t"}"#)));
+    let first = call(s.upstream_answer(&raw("1"), None));
+    let (key, _) = s.retry(first, Vec::new());
+    assert!(s.send_retry(&key));
+    assert!(matches!(
+        s.upstream_answer(&raw("1"), None),
+        Answered::Duplicate
+    ));
+    let IdKey::Str(retry_id) = &key else {
+        panic!("a retry's id is a string")
+    };
+    let retried = call(s.upstream_answer(&raw(&serde_json::to_string(retry_id).unwrap()), None));
+    assert_eq!(retried.id.get(), "1");
+    assert!(s.drops_answer(&IdKey::new(&raw("1")).unwrap()));
+    s.client_request(&raw("1"), "ping", None);
+    assert!(
+        !s.drops_answer(&IdKey::new(&raw("1")).unwrap()),
+        "the id used again"
+    );
+    assert!(matches!(s.upstream_answer(&raw("1"), None), Answered::Pass));
 }
