@@ -38,7 +38,7 @@ pub fn user_message(message: &str) -> Option<String> {
         }
         text = rest;
     }
-    let text = text.trim_end_matches(|c: char| c == '"' || c == '\'' || c == ')');
+    let text = text.trim_end_matches(['"', '\'', ')']);
     let sentences = first_sentences(text, 2);
     if sentences.split_whitespace().count() < 3 {
         return None;
