@@ -50,7 +50,7 @@ const CASES: &[Case] = &[
         answer: r#""result":{"content":[{"type":"text","text":"Request failed with status 401 Unauthorized (Authorization: Bearer abcdefghijklmnop1234)"}],"isError":true}"#,
     },
     Case {
-        name: "unclassified",
+        name: "no rule matches: the model decides",
         profile: Profile::Mcp,
         answer: r#""result":{"content":[{"type":"text","text":"MCP error -32603: the frobnicator could not be reticulated"}],"isError":true}"#,
     },
@@ -165,4 +165,53 @@ fn main() {
         };
         println!("  {:34} {ns:8.0} ns{extra}", case.name);
     }
+    if only.is_none() {
+        classification(Duration::from_secs_f64(secs));
+    }
+}
+
+/// Classification alone: a failure a rule decides, and one the fallback model decides (target:
+/// under 20 us), on the embedded defaults.
+fn classification(min: Duration) {
+    use mcp_errnorm::classify::classify;
+    use mcp_errnorm::rules::{Failure, RuleSet};
+    use mcp_errnorm::taxonomy::Source;
+    let rules = RuleSet::defaults();
+    let failure = |text| Failure {
+        text,
+        tool: "query",
+        source: Source::Result,
+        rpc_code: None,
+    };
+    let by_rule = "ENOENT: no such file or directory, open '/srv/app/config.yaml'";
+    let by_model = "MCP error -32603: Report job 4100 rejected: the scheduler queue wh-0 is paused";
+    let time = |text| {
+        for _ in 0..1_000 {
+            std::hint::black_box(classify(&rules, failure(text)));
+        }
+        let mut best = f64::INFINITY;
+        for _ in 0..5 {
+            let start = Instant::now();
+            let mut n = 0u64;
+            while start.elapsed() < min / 5 {
+                for _ in 0..200 {
+                    std::hint::black_box(classify(&rules, failure(std::hint::black_box(text))));
+                }
+                n += 200;
+            }
+            best = best.min(start.elapsed().as_nanos() as f64 / n as f64);
+        }
+        best
+    };
+    let rule = time(by_rule);
+    let model = time(by_model);
+    assert_eq!(classify(&rules, failure(by_model)).rule_id.as_deref(), Some("model"));
+    println!("classification alone (embedded defaults), best of 5 rounds:");
+    println!("  {:34} {:8.2} us", "a rule decides", rule / 1000.0);
+    println!(
+        "  {:34} {:8.2} us   ({:.1}x a rule's)",
+        "the fallback model decides",
+        model / 1000.0,
+        model / rule
+    );
 }
