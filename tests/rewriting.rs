@@ -571,3 +571,37 @@ fn attempted_queries_can_be_limited_to_the_tool_or_left_out() {
         assert!(!answer.to_string().contains("private"), "{detail}");
     }
 }
+
+/// A server that answers a failure as a success, which nobody wrote a rule for: caught by its
+/// shape, classified, and sent as an `isError` result; with `hidden_failures = false` it passes.
+#[test]
+fn a_failure_answered_as_a_success_is_caught_by_its_shape() {
+    let failure = r#"{"jsonrpc":"2.0","id":{ID},"result":{"content":[{"type":"text","text":"Error executing query: Can't connect to MySQL server on '10.0.0.5:3306' (111 Connection refused)"}],"isError":false}}"#;
+    let mut p = proxy();
+    let answer = p.call(json!(1), "emit", json!({"lines": [failure]}));
+    let error = structured(&answer);
+    assert_eq!(error["errorCategory"], "transient", "{answer}");
+    assert_eq!(error["isRetryable"], true);
+    assert_eq!(error["originalError"]["source"], "success");
+
+    // A genuine result that only mentions an error passes as it came.
+    let fine = r#"{"jsonrpc":"2.0","id":{ID},"result":{"content":[{"type":"text","text":"3 open incidents; latest: 'Error: disk full' on node-3 (resolved)"}]}}"#;
+    p.send_json(&json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                        "params": {"name": "emit", "arguments": {"lines": [fine]}}}));
+    assert_eq!(
+        p.recv_raw(),
+        format!("{}\n", fine.replace("{ID}", "2")).into_bytes()
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("c.toml");
+    std::fs::write(&config, "hidden_failures = false\n").unwrap();
+    let mut p = Running::proxy(&["--config", config.to_str().unwrap()]);
+    p.initialize();
+    p.send_json(&json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                        "params": {"name": "emit", "arguments": {"lines": [failure]}}}));
+    assert_eq!(
+        p.recv_raw(),
+        format!("{}\n", failure.replace("{ID}", "3")).into_bytes()
+    );
+}
