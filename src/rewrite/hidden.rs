@@ -208,31 +208,49 @@ fn is_failure_statement(text: &str) -> bool {
     STATEMENT.is_match(text)
 }
 
+/// The keys an error body has, and nothing else.
+const ERROR_KEYS: [&str; 17] = [
+    "reason",
+    "error",
+    "errors",
+    "message",
+    "code",
+    "status",
+    "statusCode",
+    "details",
+    "detail",
+    "error_code",
+    "error_message",
+    "errorMessage",
+    "type",
+    "name",
+    "request_id",
+    "requestId",
+    "ok",
+];
+
 /// A JSON object that is an error body and nothing else: `{"ok": false, "error": "..."}`,
 /// `{"success": false, "message": "..."}`, `{"error": {"code": 404, "message": "..."}}`.
 fn is_error_body(text: &str) -> bool {
-    const ERROR_KEYS: [&str; 17] = [
-        "reason",
-        "error",
-        "errors",
-        "message",
-        "code",
-        "status",
-        "statusCode",
-        "details",
-        "detail",
-        "error_code",
-        "error_message",
-        "errorMessage",
-        "type",
-        "name",
-        "request_id",
-        "requestId",
-        "ok",
-    ];
-    let Ok(Value::Object(body)) = serde_json::from_str::<Value>(text) else {
+    let Ok(body) = serde_json::from_str::<Value>(text) else {
         return false;
     };
+    is_error_object(&body, 1)
+}
+
+/// [`is_error_body`] on a parsed value; `nesting` is how many single-key wrappers it may look
+/// through (`{"<path>": {"result": "error", "reason": ...}}`, one result per item asked for).
+fn is_error_object(body: &Value, nesting: usize) -> bool {
+    let Value::Object(body) = body else {
+        return false;
+    };
+    if nesting > 0 && body.len() == 1 {
+        if let Some(inner @ Value::Object(_)) = body.values().next() {
+            if is_error_object(inner, nesting - 1) {
+                return true;
+            }
+        }
+    }
     let says_no = |key: &str| body.get(key) == Some(&Value::Bool(false));
     let says_error = |key: &str| body.get(key).and_then(Value::as_str) == Some("error");
     let has_error = ["error", "errors", "error_message", "errorMessage", "reason"]
@@ -280,6 +298,7 @@ mod tests {
             "Key does-not-exist does not exist",
             "Field 'missing' not found in hash 'user:1'.",
             r#"{"result": "error", "reason": "Content hash mismatch"}"#,
+            r#"{"/srv/a.txt": {"result": "error", "reason": "Content hash mismatch"}}"#,
         ] {
             assert!(is_failure_statement(text), "{text}");
         }
