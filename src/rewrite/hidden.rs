@@ -28,10 +28,29 @@ const MAX_RESULT_BYTES: usize = 4_096;
 /// The longest text that counts as a statement; a traceback may take more.
 const MAX_STATEMENT_BYTES: usize = 1_000;
 
-/// Whether a successful result's JSON may hide a failure; cheap, without parsing it.
+/// Whether a successful result's JSON may hide a failure; cheap, without parsing it: short and
+/// with a word a failure statement has (most successes have none, and are never parsed), or
+/// flagged.
 pub(super) fn may_hide_a_failure(raw: &str) -> bool {
-    raw.len() <= MAX_RESULT_BYTES || has_error_flag(raw)
+    static FAILURE_WORDS: LazyLock<regex::bytes::Regex> = LazyLock::new(|| {
+        regex::bytes::Regex::new(
+            r"(?i)error|fail|exception|violation|denied|unable|could not|couldn't|cannot|can't|traceback|forbidden|unauthori|not found|not exist|doesn't exist|not allowed|not permitted",
+        )
+        .expect("valid")
+    });
+    if raw.len() > MAX_RESULT_BYTES {
+        return has_error_flag(raw);
+    }
+    // A statement says what it is in its first words: the head of the first text is enough.
+    let bytes = raw.as_bytes();
+    let head = memmem::find(bytes, b"\"text\"").map_or(&bytes[..0], |at| {
+        &bytes[at..bytes.len().min(at + STATEMENT_HEAD_BYTES)]
+    });
+    FAILURE_WORDS.is_match(head) || has_error_flag(raw)
 }
+
+/// How far into a result's first text the cheap look for failure words goes.
+const STATEMENT_HEAD_BYTES: usize = 200;
 
 fn has_error_flag(raw: &str) -> bool {
     memmem::find(raw.as_bytes(), b"\"error\":true").is_some()
@@ -326,6 +345,32 @@ mod tests {
         }
         let long = format!("Error: {}", "x".repeat(2 * MAX_STATEMENT_BYTES));
         assert!(!is_failure_statement(&long));
+    }
+
+    #[test]
+    fn most_successes_are_not_even_parsed() {
+        assert!(!may_hide_a_failure(
+            r#"{"content":[{"type":"text","text":"ok"}]}"#
+        ));
+        assert!(!may_hide_a_failure(
+            r#"{"content":[{"type":"text","text":"Weather: 14C"}]}"#
+        ));
+        assert!(may_hide_a_failure(
+            r#"{"content":[{"type":"text","text":"Error: x"}]}"#
+        ));
+        assert!(may_hide_a_failure(
+            r#"{"content":[{"type":"text","text":"Key k does not exist"}]}"#
+        ));
+        let long = format!(
+            r#"{{"content":[{{"type":"text","text":"Error: {}"}}]}}"#,
+            "x".repeat(5000)
+        );
+        assert!(!may_hide_a_failure(&long));
+        let flagged = format!(
+            r#"{{"content":[{{"type":"text","text":"{}","error":true}}]}}"#,
+            "x".repeat(5000)
+        );
+        assert!(may_hide_a_failure(&flagged));
     }
 
     #[test]
