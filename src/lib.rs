@@ -7,11 +7,19 @@
 //! - [`taxonomy`]: categories, sources, well-known error codes and their defaults.
 //! - [`diagnostic`]: problems in user files, located as `file:line:col` with the rule id.
 //! - [`template`]: `{capture}` message templates, checked at load.
-//! - [`rules`]: TOML rule files -> one compiled, ordered [`rules::RuleSet`].
-//! - [`classify`]: a failure + the rule set -> a [`classify::Verdict`].
-//! - [`check`]: what `check` verifies beyond loading: rule examples, shadowed rules.
+//! - [`rules`]: TOML rule files -> one compiled, ordered [`rules::RuleSet`] (by priority, then
+//!   [`rules::Tier`]: a server's own text, then what a failure means, then status tokens).
+//! - [`model`]: the fallback classifier for what no rule matches, its deterministic training,
+//!   and the labelled corpus format it learns from.
+//! - [`classify`]: a failure + the rule set (and the model) -> a [`classify::Verdict`]; a
+//!   business verdict's words for the user (`classify/business.rs`).
+//! - [`check`]: what `check` verifies beyond loading: rule examples, shadowed rules, user rules
+//!   that decide what a meaning rule was written for.
+//! - [`coverage`]: failures no rule decided, grouped by shape; draft rules for the groups.
 //! - [`render`]: the canonical [`render::StructuredError`] and its profiles (`mcp`, `enterprise`).
-//! - [`rewrite`]: is this `tools/call` answer a failure? If so, the `CallToolResult` to send instead.
+//! - [`rewrite`]: is this `tools/call` answer a failure (a failure answered as a success is
+//!   recognised by its shape in `rewrite/hidden.rs`)? If so, the `CallToolResult` to send
+//!   instead.
 //! - [`wire`]: JSON-RPC lines through a borrowed envelope; byte-exact, builds only rewritten lines.
 //! - [`recovery`]: which failed calls are retried and when, time limits, circuit breakers.
 //! - [`redact`]: secrets masked in everything the proxy writes itself (the shipped patterns in
