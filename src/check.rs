@@ -19,12 +19,7 @@ pub fn run_examples(set: &RuleSet) -> Vec<Diagnostic> {
     let mut failures = Vec::new();
     for rule in set.rules() {
         for example in &rule.examples {
-            let failure = Failure {
-                text: &example.text,
-                tool: &example.tool,
-                source: example.source,
-                rpc_code: example.rpc_code,
-            };
+            let failure = example.failure();
             if shadowing_user_rule(set, rule, failure).is_some() {
                 continue;
             }
@@ -107,12 +102,7 @@ pub fn find_shadowed_meanings(set: &RuleSet) -> Vec<Finding> {
     let mut findings = Vec::new();
     for rule in set.rules() {
         for example in &rule.examples {
-            let failure = Failure {
-                text: &example.text,
-                tool: &example.tool,
-                source: example.source,
-                rpc_code: example.rpc_code,
-            };
+            let failure = example.failure();
             let Some(earlier) = shadowing_user_rule(set, rule, failure) else {
                 continue;
             };

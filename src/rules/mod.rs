@@ -235,6 +235,18 @@ pub struct Example {
     pub retry_after: Option<u64>,
 }
 
+impl Example {
+    /// The failure the example describes.
+    pub fn failure(&self) -> Failure<'_> {
+        Failure {
+            text: &self.text,
+            tool: &self.tool,
+            source: self.source,
+            rpc_code: self.rpc_code,
+        }
+    }
+}
+
 /// A rule that matched a failure, with its captures.
 #[derive(Debug)]
 pub struct RuleMatch<'r, 't> {
