@@ -205,7 +205,10 @@ fn classification(min: Duration) {
     };
     let rule = time(by_rule);
     let model = time(by_model);
-    assert_eq!(classify(&rules, failure(by_model)).rule_id.as_deref(), Some("model"));
+    assert_eq!(
+        classify(&rules, failure(by_model)).rule_id.as_deref(),
+        Some("model")
+    );
     println!("classification alone (embedded defaults), best of 5 rounds:");
     println!("  {:34} {:8.2} us", "a rule decides", rule / 1000.0);
     println!(

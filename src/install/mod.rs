@@ -38,10 +38,10 @@ Each chosen stdio server's command becomes
   <this mcp-errnorm binary> [--config FILE] -- <original command> <original args>
 (run from an npx, uvx or pipx cache, which can be cleaned at any time, the binary's place is
 taken by `npx -y mcp-errnorm@VERSION`, `uvx mcp-errnorm@VERSION` or
-`pipx run --spec mcp-errnorm==VERSION mcp-errnorm`), with \"env\" and every other key kept. HTTP/SSE servers are listed and left alone; servers
-already wrapped are not wrapped twice and keep their options (--config replaces only their
---config). The file as it was before mcp-errnorm changed it is kept in
-<file>.mcp-errnorm.bak, and the file is replaced atomically.
+`pipx run --spec mcp-errnorm==VERSION mcp-errnorm`), with \"env\" and every other key kept.
+HTTP/SSE servers are listed and left alone; servers already wrapped are not wrapped twice and
+keep their options (--config replaces only their --config). The file as it was before
+mcp-errnorm changed it is kept in <file>.mcp-errnorm.bak, and the file is replaced atomically.
 
 Config files looked at:
   claude-desktop  ~/Library/Application Support/Claude/claude_desktop_config.json (macOS)
