@@ -5,7 +5,8 @@
 #   2. PyPI: the wheel (maturin, bindings = "bin", from a throwaway venv), installed into a
 #      fresh venv and run as the installed `mcp-errnorm` command; with uv on PATH, also as
 #      `uvx --from <wheel> mcp-errnorm`, and `install` run that way must write
-#      `uvx mcp-errnorm@<version> --`, not the cache path;
+#      `uvx mcp-errnorm@<version> --`, not the cache path; the same through `pipx run`
+#      (pipx from PyPI), whose `install` must write `pipx run --spec mcp-errnorm==<version>`;
 #   3. npm: this platform's package (npm/platform/make-package.js) and the launcher
 #      (npm/mcp-errnorm), `npm pack`ed, installed from the tarballs into an empty project, and
 #      run as `npx mcp-errnorm`; `install` run by `npx -y` must write
@@ -79,6 +80,20 @@ if command -v uv >/dev/null; then
 else
     log "uv not on PATH: uvx not tried"
 fi
+
+# pipx run unpacks the wheel into pipx's cache (PIPX_HOME/.cache): what `pipx run mcp-errnorm`
+# does. pipx comes from PyPI, into the throwaway venv.
+log "e2e through pipx run --spec the wheel"
+"$tmp/maturin-venv/bin/pip" install -q pipx
+pipx=("$tmp/maturin-venv/bin/pipx" run --spec "$wheel" mcp-errnorm)
+export PIPX_HOME="$tmp/pipx-home/pipx" PIPX_BIN_DIR="$tmp/pipx-home/bin"
+"${check[@]}" -- "${pipx[@]}"
+out="$("${pipx[@]}" install --client "$tmp/mcp.json" --dry-run)"
+grep -qF '"command": "pipx"' <<<"$out" \
+    && grep -qF "\"--spec\", \"mcp-errnorm==$version\", \"mcp-errnorm\", \"--\"" <<<"$out" \
+    || die "install run by pipx did not write 'pipx run --spec mcp-errnorm==$version mcp-errnorm --':"$'\n'"$out"
+log "install run by pipx run writes: pipx run --spec mcp-errnorm==$version mcp-errnorm --"
+unset PIPX_HOME PIPX_BIN_DIR
 
 # ---------------------------------------------------------------------------------- npm
 log "npm pack: @mcp-errnorm/$npm_os-$npm_cpu and the launcher"
