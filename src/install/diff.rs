@@ -231,6 +231,7 @@ mod tests {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/clients");
         let action = Action::Install(Wrapper {
             program: "/usr/local/bin/mcp-errnorm".into(),
+            launcher: vec![],
             options: vec!["--config".into(), "/etc/mcp-errnorm.toml".into()],
         });
         let mut checked = 0;

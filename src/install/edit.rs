@@ -25,11 +25,15 @@ pub enum Action {
     Uninstall,
 }
 
-/// How a server is wrapped: `program options... -- original command and args`.
+/// How a server is wrapped: `program launcher... options... -- original command and args`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Wrapper {
-    /// The absolute path of the mcp-errnorm binary.
+    /// The absolute path of the mcp-errnorm binary, or the package runner that fetches it
+    /// (`npx`, `uvx`, `pipx`).
     pub program: String,
+    /// What the package runner needs to run mcp-errnorm (`-y mcp-errnorm@0.1.0` for `npx`);
+    /// empty for the binary itself. See [`runner_prefix`].
+    pub launcher: Vec<String>,
     /// The proxy's own options, before `--` (e.g. `--config /abs/path.toml`).
     pub options: Vec<String>,
 }
@@ -143,13 +147,44 @@ impl fmt::Display for EditError {
 /// The file names of the proxy's binary.
 const PROGRAM_NAMES: [&str; 2] = ["mcp-errnorm", "mcp-errnorm.exe"];
 
+/// The package runners `install` may write in front of mcp-errnorm (see `super::ephemeral`),
+/// by file name.
+const RUNNERS: [&str; 6] = ["npx", "npx.cmd", "uvx", "uvx.exe", "pipx", "pipx.exe"];
+
 /// Whether `command` + `args` is a server already wrapped by mcp-errnorm: the command is
-/// `mcp-errnorm` (by file name) or `own` (this binary's path, whatever its name), and the
-/// arguments contain `--`.
+/// `mcp-errnorm` (by file name) or `own` (this binary's path, whatever its name), or a package
+/// runner running mcp-errnorm ([`runner_prefix`]); and the arguments contain `--`.
 pub fn is_wrapped(command: &str, args: &[Value], own: Option<&str>) -> bool {
     let file = command.rsplit(['/', '\\']).next().unwrap_or(command);
-    (PROGRAM_NAMES.iter().any(|n| file.eq_ignore_ascii_case(n)) || own == Some(command))
+    (PROGRAM_NAMES.iter().any(|n| file.eq_ignore_ascii_case(n))
+        || own == Some(command)
+        || runner_prefix(command, args).is_some())
         && args.iter().any(|a| a.as_str() == Some("--"))
+}
+
+/// When `command` is a package runner (`npx`, `uvx`, `pipx`) running mcp-errnorm, how many of
+/// `args` are the runner's: up to and including the last mcp-errnorm package spec before the
+/// first `--` (`mcp-errnorm`, `mcp-errnorm@0.1.0`, `mcp-errnorm==0.1.0`, possibly as
+/// `--from=...`). The proxy's own options follow them. None for anything else.
+pub fn runner_prefix(command: &str, args: &[Value]) -> Option<usize> {
+    let file = command.rsplit(['/', '\\']).next().unwrap_or(command);
+    if !RUNNERS.iter().any(|r| file.eq_ignore_ascii_case(r)) {
+        return None;
+    }
+    let is_spec = |arg: &str| {
+        let arg = arg
+            .split_once('=')
+            .filter(|(k, _)| k.starts_with("--"))
+            .map_or(arg, |(_, v)| v);
+        let rest = arg.strip_prefix(PROGRAM_NAMES[0]);
+        matches!(rest, Some(r) if r.is_empty() || r.starts_with('@') || r.starts_with("=="))
+    };
+    args.iter()
+        .map_while(|a| a.as_str().filter(|a| *a != "--"))
+        .enumerate()
+        .filter(|(_, a)| is_spec(a))
+        .map(|(k, _)| k + 1)
+        .last()
 }
 
 impl Action {
@@ -250,6 +285,7 @@ pub fn restores_backup(current: &str, backup: &str, own: Option<&str>) -> bool {
     }
     let any = Action::Install(Wrapper {
         program: PROGRAM_NAMES[0].to_owned(),
+        launcher: Vec::new(),
         options: Vec::new(),
     });
     let Some(wrapped) = apply(backup, &any, &[]).ok() else {
@@ -373,10 +409,13 @@ fn edit_server(
                 }
                 // The options it is wrapped with stay (a `--log-file` set by hand); a new
                 // `--config` takes the place of the old one.
-                let mut options: Vec<(&str, String)> = Vec::new();
+                // A package runner's own arguments (`-y mcp-errnorm@0.1.0`) are not options:
+                // they make way for `w.launcher`.
+                let mut options: Vec<(&str, String)> =
+                    w.launcher.iter().map(|o| (o.as_str(), quoted(o))).collect();
                 let mut config: Vec<(&str, String)> =
                     w.options.iter().map(|o| (o.as_str(), quoted(o))).collect();
-                let mut k = 0;
+                let mut k = runner_prefix(command_str, &values).unwrap_or(0).min(i);
                 while k < i {
                     let o = values[k].as_str().unwrap_or_default();
                     if !w.options.is_empty() && (o == "--config" || o.starts_with("--config=")) {
@@ -396,7 +435,12 @@ fn edit_server(
                 head.push(quoted("--"));
                 (quoted(&w.program), head, i + 1, Status::Rewrapped)
             } else {
-                let mut head: Vec<String> = w.options.iter().map(|o| quoted(o)).collect();
+                let mut head: Vec<String> = w
+                    .launcher
+                    .iter()
+                    .chain(&w.options)
+                    .map(|o| quoted(o))
+                    .collect();
                 head.push(quoted("--"));
                 head.push(raw(&command.value));
                 (quoted(&w.program), head, 0, Status::Wrapped)

@@ -13,6 +13,7 @@
 
 pub mod diff;
 pub mod edit;
+pub mod ephemeral;
 pub mod jsonc;
 pub mod locate;
 
@@ -35,10 +36,12 @@ const CLIENT_HELP: &str = "The client whose MCP config to edit: claude-desktop, 
 #[command(after_help = "\
 Each chosen stdio server's command becomes
   <this mcp-errnorm binary> [--config FILE] -- <original command> <original args>
-with \"env\" and every other key kept. HTTP/SSE servers are listed and left alone; servers
-already wrapped are not wrapped twice and keep their options (--config replaces only their
---config). The file as it was before mcp-errnorm changed it is kept in
-<file>.mcp-errnorm.bak, and the file is replaced atomically.
+(run from an npx, uvx or pipx cache, which can be cleaned at any time, the binary's place is
+taken by `npx -y mcp-errnorm@VERSION`, `uvx mcp-errnorm@VERSION` or
+`pipx run --spec mcp-errnorm==VERSION mcp-errnorm`), with \"env\" and every other key kept.
+HTTP/SSE servers are listed and left alone; servers already wrapped are not wrapped twice and
+keep their options (--config replaces only their --config). The file as it was before
+mcp-errnorm changed it is kept in <file>.mcp-errnorm.bak, and the file is replaced atomically.
 
 Config files looked at:
   claude-desktop  ~/Library/Application Support/Claude/claude_desktop_config.json (macOS)
@@ -108,8 +111,8 @@ fn usage(message: impl Into<String>) -> Failure {
 
 /// Runs `install`; returns the exit code.
 pub fn install(args: &InstallArgs) -> i32 {
-    let action = match wrapper(args.config.as_deref()) {
-        Ok(w) => Action::Install(w),
+    let (action, own) = match wrapper(args.config.as_deref()) {
+        Ok((w, own)) => (Action::Install(w), own),
         Err(f) => return report_failure(f),
     };
     finish(run(
@@ -118,7 +121,7 @@ pub fn install(args: &InstallArgs) -> i32 {
         &action,
         &args.servers,
         args.dry_run,
-        action.program(),
+        Some(&own),
     ))
 }
 
@@ -147,10 +150,25 @@ fn report_failure(f: Failure) -> i32 {
     f.code
 }
 
-/// How this binary is wrapped around servers: its absolute path, and `--config` made absolute
-/// (after checking the config loads, so no server is set up to fail).
-fn wrapper(config: Option<&Path>) -> Result<Wrapper, Failure> {
-    let program = own_program()?;
+/// How this binary is wrapped around servers: its absolute path (or, run from an npx, uv or
+/// pipx cache, the runner pinned to this version: see [`ephemeral`]), and `--config` made
+/// absolute (after checking the config loads, so no server is set up to fail). Also this
+/// binary's own path, by which the servers it wrapped are known.
+fn wrapper(config: Option<&Path>) -> Result<(Wrapper, String), Failure> {
+    let own = own_program()?;
+    let resolved = std::env::current_exe().ok();
+    let (program, launcher, runner) = ephemeral::launch_command(
+        &own,
+        resolved.as_deref().and_then(Path::to_str),
+        env!("CARGO_PKG_VERSION"),
+    );
+    if runner.is_some() {
+        eprintln!(
+            "mcp-errnorm: running from a package cache ({own}), which can be cleaned at any \
+             time: servers are wrapped with `{program} {}` instead",
+            launcher.join(" ")
+        );
+    }
     let mut options = Vec::new();
     if let Some(config) = config {
         let config =
@@ -169,7 +187,14 @@ fn wrapper(config: Option<&Path>) -> Result<Wrapper, Failure> {
             .ok_or_else(|| usage(format!("{}: the path is not UTF-8", config.display())))?;
         options = vec!["--config".to_owned(), config.to_owned()];
     }
-    Ok(Wrapper { program, options })
+    Ok((
+        Wrapper {
+            program,
+            launcher,
+            options,
+        },
+        own,
+    ))
 }
 
 /// This binary's absolute path as the user ran it. Not the resolved one: a package manager's

@@ -3,6 +3,7 @@ use super::*;
 fn install() -> Action {
     Action::Install(Wrapper {
         program: "/opt/bin/mcp-errnorm".into(),
+        launcher: vec![],
         options: vec![],
     })
 }
@@ -10,6 +11,7 @@ fn install() -> Action {
 fn install_with(options: &[&str]) -> Action {
     Action::Install(Wrapper {
         program: "/opt/bin/mcp-errnorm".into(),
+        launcher: vec![],
         options: options.iter().map(|s| s.to_string()).collect(),
     })
 }
@@ -327,4 +329,126 @@ fn broken_and_unknown_files_are_errors() {
     )
     .unwrap_err();
     assert_eq!(e.message, "mcpServers.a: \"args\" is not an array");
+}
+
+fn install_via(program: &str, launcher: &[&str], options: &[&str]) -> Action {
+    Action::Install(Wrapper {
+        program: program.into(),
+        launcher: launcher.iter().map(|s| s.to_string()).collect(),
+        options: options.iter().map(|s| s.to_string()).collect(),
+    })
+}
+
+fn first_server(text: &str) -> (Value, Value) {
+    let v = value(text);
+    let s = &v["mcpServers"]["time"];
+    (s["command"].clone(), s["args"].clone())
+}
+
+#[test]
+fn runner_wrapped_servers_are_recognised() {
+    let args = |a: &[&str]| a.iter().map(|s| Value::from(*s)).collect::<Vec<_>>();
+    let npx = args(&["-y", "mcp-errnorm@0.1.0", "--", "uvx", "mcp-server-time"]);
+    assert!(is_wrapped("npx", &npx, None));
+    assert_eq!(runner_prefix("npx", &npx), Some(2));
+    let uvx = args(&["mcp-errnorm@0.1.0", "--log-file", "/l", "--", "x"]);
+    assert!(is_wrapped("/usr/bin/uvx", &uvx, None));
+    assert_eq!(runner_prefix("/usr/bin/uvx", &uvx), Some(1));
+    let pipx = args(&[
+        "run",
+        "--spec",
+        "mcp-errnorm==0.1.0",
+        "mcp-errnorm",
+        "--",
+        "x",
+    ]);
+    assert_eq!(runner_prefix("pipx", &pipx), Some(4));
+    assert!(is_wrapped("pipx", &pipx, None));
+    let from = args(&["--from=mcp-errnorm==0.1.0", "mcp-errnorm", "--", "x"]);
+    assert_eq!(runner_prefix("uvx", &from), Some(2));
+    // Other packages through a runner are servers, `--` or not; so is mcp-errnorm after `--`.
+    for other in [
+        args(&[
+            "-y",
+            "@modelcontextprotocol/server-filesystem",
+            "--",
+            "/tmp",
+        ]),
+        args(&["-y", "mcp-errnorm-fork", "--", "x"]),
+        args(&["-y", "some-server", "--", "mcp-errnorm"]),
+        args(&["mcp-errnorm@0.1.0", "demo"]),
+    ] {
+        assert!(!is_wrapped("npx", &other, None), "{other:?}");
+    }
+    assert_eq!(runner_prefix("node", &npx), None);
+}
+
+#[test]
+fn installs_through_a_package_runner_and_back() {
+    let src = r#"{"mcpServers": {"time": {"command": "uvx", "args": ["mcp-server-time"]}}}"#;
+    let npx = install_via("npx", &["-y", "mcp-errnorm@0.1.0"], &[]);
+    let wrapped = apply(src, &npx, &[]).unwrap();
+    assert_eq!(wrapped.servers[0].status, Status::Wrapped);
+    assert_eq!(
+        first_server(&wrapped.text),
+        (
+            Value::from("npx"),
+            serde_json::json!(["-y", "mcp-errnorm@0.1.0", "--", "uvx", "mcp-server-time"])
+        )
+    );
+    // Again from npx: nothing to do; the same servers are not wrapped twice.
+    let again = apply(&wrapped.text, &npx, &[]).unwrap();
+    assert_eq!(again.servers[0].status, Status::AlreadyWrapped);
+    assert!(!again.changed());
+
+    // A newer version through uvx, with a config: the runner's arguments are replaced, the
+    // options set by hand stay.
+    let by_hand = wrapped.text.replace(
+        r#""mcp-errnorm@0.1.0", "--""#,
+        r#""mcp-errnorm@0.1.0", "--log-file", "/tmp/l", "--""#,
+    );
+    let uvx = install_via("uvx", &["mcp-errnorm@0.2.0"], &["--config", "/c.toml"]);
+    let moved = apply(&by_hand, &uvx, &[]).unwrap();
+    assert_eq!(moved.servers[0].status, Status::Rewrapped);
+    assert_eq!(
+        first_server(&moved.text),
+        (
+            Value::from("uvx"),
+            serde_json::json!([
+                "mcp-errnorm@0.2.0",
+                "--log-file",
+                "/tmp/l",
+                "--config",
+                "/c.toml",
+                "--",
+                "uvx",
+                "mcp-server-time"
+            ])
+        )
+    );
+
+    // Then from an installed binary: the runner goes away.
+    let binary = apply(&moved.text, &install(), &[]).unwrap();
+    assert_eq!(
+        first_server(&binary.text),
+        (
+            Value::from("/opt/bin/mcp-errnorm"),
+            serde_json::json!([
+                "--log-file",
+                "/tmp/l",
+                "--config",
+                "/c.toml",
+                "--",
+                "uvx",
+                "mcp-server-time"
+            ])
+        )
+    );
+
+    // Uninstall takes the runner away with the rest: the original bytes come back.
+    let back = apply(&wrapped.text, &Action::Uninstall, &[]).unwrap();
+    assert_eq!(back.servers[0].status, Status::Unwrapped);
+    assert_eq!(back.text, src);
+    let back = apply(&moved.text, &Action::Uninstall, &[]).unwrap();
+    assert_eq!(back.text, src);
 }
