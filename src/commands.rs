@@ -194,7 +194,7 @@ pub fn classify(args: &ClassifyArgs) -> i32 {
                     "  the words that decided it (feature: weight for {}):",
                     guess.category
                 );
-                for (feature, weight) in &guess.evidence {
+                for (feature, weight) in &model::EMBEDDED.evidence(failure.text, guess.category) {
                     eprintln!("    {feature}: {weight:+.2}");
                 }
             }
