@@ -14,6 +14,7 @@
 
 pub mod corpus;
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::LazyLock;
 
@@ -39,43 +40,58 @@ pub struct Guess {
     pub confidence: f32,
 }
 
-/// A trained model: one weight per class for each feature, and a bias per class.
+/// A trained model: one weight per class for each feature, and a bias per class. The feature
+/// names borrow from the text a model was read from (the embedded one costs no string on the
+/// heap); a trained model owns them.
 #[derive(Debug, Clone)]
-pub struct Model {
+pub struct Model<'a> {
     bias: [f32; 4],
-    weights: HashMap<String, [f32; 4]>,
-    /// The same weights by the hash of their feature: a guess hashes a text's features as it
-    /// reads them, and allocates nothing per feature (a 2 KiB traceback took 85 us by strings).
+    /// The features, sorted, for [`Model::to_text`].
+    features: Vec<Cow<'a, str>>,
+    /// The weights by the hash of their feature: a guess hashes a text's features as it reads
+    /// them, and allocates nothing per feature (a 2 KiB traceback took 85 us by strings).
     by_hash: HashMap<u64, [f32; 4]>,
     /// The fingerprint of the data and settings it was trained on (see [`fingerprint`]).
     pub trained_on: String,
 }
 
-impl PartialEq for Model {
+impl PartialEq for Model<'_> {
     fn eq(&self, other: &Model) -> bool {
         self.bias == other.bias
-            && self.weights == other.weights
+            && self.features == other.features
+            && self.by_hash == other.by_hash
             && self.trained_on == other.trained_on
     }
 }
 
 /// The model shipped in the binary, parsed on first use: an idle proxy never pays for it.
-pub static EMBEDDED: LazyLock<Model> = LazyLock::new(|| {
+pub static EMBEDDED: LazyLock<Model<'static>> = LazyLock::new(|| {
     Model::from_text(include_str!("model/weights.txt")).expect("the embedded model parses")
 });
 
-impl Model {
-    fn new(bias: [f32; 4], weights: HashMap<String, [f32; 4]>, trained_on: String) -> Model {
+impl<'a> Model<'a> {
+    fn new(
+        bias: [f32; 4],
+        weights: Vec<(Cow<'a, str>, [f32; 4])>,
+        trained_on: String,
+    ) -> Model<'a> {
         let by_hash = weights
             .iter()
             .map(|(feature, w)| (fnv1a(feature.as_bytes()), *w))
             .collect();
+        let mut features: Vec<Cow<'a, str>> = weights.into_iter().map(|(f, _)| f).collect();
+        features.sort_unstable();
         Model {
             bias,
-            weights,
+            features,
             by_hash,
             trained_on,
         }
+    }
+
+    /// The weights of a feature, by its name.
+    fn weights(&self, feature: &str) -> Option<&[f32; 4]> {
+        self.by_hash.get(&fnv1a(feature.as_bytes()))
     }
 
     /// The model's guess for a failure's text.
@@ -107,7 +123,7 @@ impl Model {
         let mut evidence: Vec<(String, f32)> = features(text)
             .into_iter()
             .filter_map(|f| {
-                let w = self.weights.get(f.as_str())?[class];
+                let w = self.weights(&f)?[class];
                 (w > 0.0).then_some((f, w))
             })
             .collect();
@@ -125,18 +141,17 @@ impl Model {
         out.push_str("# columns: feature, transient, validation, business, permission\n");
         out.push_str(&format!("trained-on\t{}\n", self.trained_on));
         out.push_str(&format!("bias\t{}\n", row(&self.bias)));
-        let mut features: Vec<_> = self.weights.iter().collect();
-        features.sort_by(|a, b| a.0.cmp(b.0));
-        for (f, w) in features {
+        for f in &self.features {
+            let w = self.weights(f).expect("every feature has its weights");
             out.push_str(&format!("{f}\t{}\n", row(w)));
         }
         out
     }
 
     /// Parses [`Model::to_text`]'s output.
-    pub fn from_text(text: &str) -> Result<Model, String> {
+    pub fn from_text(text: &'a str) -> Result<Model<'a>, String> {
         let mut bias = [0.0; 4];
-        let mut weights = HashMap::new();
+        let mut weights = Vec::new();
         let mut trained_on = String::new();
         for (n, line) in text.lines().enumerate() {
             if line.starts_with('#') || line.is_empty() {
@@ -160,7 +175,7 @@ impl Model {
             if name == "bias" {
                 bias = w;
             } else {
-                weights.insert(name.to_owned(), w);
+                weights.push((Cow::Borrowed(name), w));
             }
         }
         Ok(Model::new(bias, weights, trained_on))
@@ -168,11 +183,11 @@ impl Model {
 
     /// How many features carry a weight.
     pub fn len(&self) -> usize {
-        self.weights.len()
+        self.features.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.weights.is_empty()
+        self.features.is_empty()
     }
 }
 
@@ -360,7 +375,7 @@ pub fn fingerprint(samples: &[Sample], training: Training) -> String {
 
 /// Trains a model on `samples`: softmax regression with L2, by AdaGrad over the samples in a
 /// fixed pseudo-random order, so that the same samples always give the same model.
-pub fn train(samples: &[Sample], training: Training) -> Model {
+pub fn train(samples: &[Sample], training: Training) -> Model<'static> {
     // Features as dense ids, in order of first appearance.
     let mut names: Vec<String> = Vec::new();
     let mut index: HashMap<String, usize> = HashMap::new();
@@ -428,7 +443,7 @@ pub fn train(samples: &[Sample], training: Training) -> Model {
             .into_iter()
             .zip(weights)
             .filter(|(_, w)| w.iter().any(|x| x.abs() >= training.prune_below))
-            .map(|(name, w)| (name, round(w)))
+            .map(|(name, w)| (Cow::Owned(name), round(w)))
             .collect(),
         fingerprint(samples, training),
     )
