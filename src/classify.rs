@@ -47,6 +47,12 @@ pub fn classify(rules: &RuleSet, failure: Failure) -> Verdict {
 /// The `ruleId` of a verdict the fallback model gave.
 pub const MODEL_RULE_ID: &str = "model";
 
+/// Whether a verdict with this `ruleId` came from a rule: not from the fallback model, and not
+/// unclassified. What no rule decided is what `--log-unmatched` and `coverage` show.
+pub fn decided_by_a_rule(rule_id: Option<&str>) -> bool {
+    rule_id.is_some_and(|id| id != MODEL_RULE_ID)
+}
+
 /// Below this confidence the model's guess is not used: the failure stays `unknown`. Chosen on
 /// the leave-one-family-out figures (`cargo run --release --example train-model -- --lofo`):
 /// where the guess is right about nine times in ten.

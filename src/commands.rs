@@ -174,20 +174,17 @@ pub fn classify(args: &ClassifyArgs) -> i32 {
         }
         None if rules.fallback_model() => {
             let guess = model::EMBEDDED.guess(failure.text);
-            let verdict = classify::guessed(&model::EMBEDDED, failure);
+            let retried = if classify::MODEL_RETRY_CONFIDENCE.is_finite() {
+                format!("retried from {:.2}", classify::MODEL_RETRY_CONFIDENCE)
+            } else {
+                "never retried".to_owned()
+            };
             eprintln!(
                 "no rule matched: the fallback model guesses {} with confidence {:.2} \
-                 (used from {:.2}, retried from {:.2}): {} {}",
+                 (used from {:.2}, {retried})",
                 guess.category,
                 guess.confidence,
                 classify::MODEL_MIN_CONFIDENCE,
-                classify::MODEL_RETRY_CONFIDENCE,
-                verdict.category,
-                if verdict.retryable {
-                    "retryable"
-                } else {
-                    "not retryable"
-                }
             );
             if args.explain {
                 eprintln!(
@@ -291,11 +288,12 @@ pub fn coverage(flags: &Flags, file: &Path, suggest: Option<&Path>) -> i32 {
             unclassified += 1;
         }
         *by_category.entry(verdict.category.as_str()).or_default() += 1;
-        let rule = verdict.rule_id.unwrap_or_else(|| "(unclassified)".into());
-        if rule == "(unclassified)" || rule == classify::MODEL_RULE_ID {
+        if !classify::decided_by_a_rule(verdict.rule_id.as_deref()) {
             undecided.push(record);
         }
-        *by_rule.entry(rule).or_default() += 1;
+        *by_rule
+            .entry(verdict.rule_id.unwrap_or_else(|| "(unclassified)".into()))
+            .or_default() += 1;
     }
     let width = by_rule.keys().map(String::len).max().unwrap_or(4).max(8);
     println!("{:<width$}  failures", "rule");
@@ -325,12 +323,12 @@ pub fn coverage(flags: &Flags, file: &Path, suggest: Option<&Path>) -> i32 {
         );
         println!("{:>5}  {:<22}  {:<24}  shape", "count", "guess", "tools");
         for group in groups.iter().take(TOP_GROUPS) {
-            let (category, confidence) = coverage::guess_of(group, &model::EMBEDDED);
+            let guess = model::EMBEDDED.guess(&group.example);
             let tools: Vec<&str> = group.tools.iter().map(String::as_str).collect();
             println!(
                 "{:>5}  {:<22}  {:<24}  {}",
                 group.count,
-                format!("{category} {confidence:.2}"),
+                format!("{} {:.2}", guess.category, guess.confidence),
                 head(&tools.join(","), 24),
                 group.shape
             );

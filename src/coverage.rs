@@ -7,7 +7,6 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use crate::model::Model;
-use crate::taxonomy::Category;
 
 /// How much of a failure its shape keeps: the first line, where the failure says what it is.
 const SHAPE_CHARS: usize = 160;
@@ -177,12 +176,6 @@ fn unique_id(shape: &str, used: &mut BTreeSet<String>) -> String {
 /// A TOML string: serde's quoting, which escapes what TOML needs.
 fn toml_string(s: &str) -> String {
     toml::Value::String(s.to_owned()).to_string()
-}
-
-/// The model's guess for a group, for tables: category and confidence.
-pub fn guess_of(group: &Group, model: &Model) -> (Category, f32) {
-    let guess = model.guess(&group.example);
-    (guess.category, guess.confidence)
 }
 
 #[cfg(test)]

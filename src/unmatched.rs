@@ -43,11 +43,9 @@ impl UnmatchedLog {
 /// The line for an unmatched failure (one the fallback model decided counts: no rule did);
 /// `None` for one a rule decided, or one the proxy made.
 pub fn record_line(tool: &str, error: &StructuredError, now: SystemTime) -> Option<String> {
-    let by_a_rule = error
-        .rule_id
-        .as_deref()
-        .is_some_and(|id| id != crate::classify::MODEL_RULE_ID);
-    if by_a_rule || error.original_error.source == Source::Proxy {
+    if crate::classify::decided_by_a_rule(error.rule_id.as_deref())
+        || error.original_error.source == Source::Proxy
+    {
         return None;
     }
     let record = json!({

@@ -52,9 +52,11 @@ pub(super) fn may_hide_a_failure(raw: &str) -> bool {
 /// How far into a result's first text the cheap look for failure words goes.
 const STATEMENT_HEAD_BYTES: usize = 200;
 
+/// Whether the JSON has an `"error": true` member anywhere: one pass over it.
 fn has_error_flag(raw: &str) -> bool {
-    memmem::find(raw.as_bytes(), b"\"error\":true").is_some()
-        || memmem::find(raw.as_bytes(), b"\"error\": true").is_some()
+    let bytes = raw.as_bytes();
+    memmem::find_iter(bytes, b"\"error\":")
+        .any(|at| bytes[at + 8..].trim_ascii_start().starts_with(b"true"))
 }
 
 /// Whether a successful result (its JSON, as read, and its tool) hides a failure.

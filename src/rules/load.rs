@@ -77,8 +77,6 @@ fn yes() -> bool {
 /// A compiled rule with what loading still needs to know about it.
 pub(super) struct Loaded {
     pub rule: Rule,
-    /// The rule's own `tier`; the file's applies where it names none.
-    pub tier: Option<Tier>,
     pub enabled: bool,
     /// `enabled = false` and nothing a rule decides with (`match`, `category`, `code`,
     /// `reclassify`): written only to switch off another rule, so naming none is a mistake.
@@ -106,14 +104,14 @@ pub(super) fn compile_file(
             return Vec::new();
         }
     };
-    let tier = doc.tier.unwrap_or_default();
     doc.rule
         .into_iter()
-        .filter_map(|raw| compile_rule(file, &lines, user, trusted, raw, budget, problems))
-        .map(|mut loaded| {
-            loaded.rule.tier = loaded.tier.unwrap_or(tier);
-            loaded
+        .map(|raw| RawRule {
+            // The file's tier, where the rule names none.
+            tier: raw.tier.or(doc.tier),
+            ..raw
         })
+        .filter_map(|raw| compile_rule(file, &lines, user, trusted, raw, budget, problems))
         .collect()
 }
 
@@ -362,7 +360,6 @@ fn compile_rule(
         && raw.code.is_none()
         && !reclassify;
     Some(Loaded {
-        tier: raw.tier,
         enabled: raw.enabled,
         switch_off,
         rule: Rule {
@@ -371,7 +368,7 @@ fn compile_rule(
             col,
             user,
             priority: raw.priority,
-            tier: Tier::default(),
+            tier: raw.tier.unwrap_or_default(),
             regex,
             set_index: None,
             tool_globs: raw.tools.iter().map(|t| t.get_ref().clone()).collect(),

@@ -170,17 +170,6 @@ pub enum Tier {
     Generic,
 }
 
-impl Tier {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Tier::Specific => "specific",
-            Tier::Meaning => "meaning",
-            Tier::Status => "status",
-            Tier::Generic => "generic",
-        }
-    }
-}
-
 /// One compiled rule.
 #[derive(Debug)]
 pub struct Rule {
