@@ -195,9 +195,14 @@ fn progress_keeps_flowing_through_retries() {
 #[test]
 fn a_cancelled_call_is_not_retried_and_the_retry_is_cancelled_upstream() {
     let (mut p, _dir) = proxy("[retry]\nbase_delay_ms = 400\nmax_delay_ms = 400\n");
+    // The server up and answering first: its start-up (a second on a loaded machine) must not
+    // push the first failure past the cancellation below, which is meant for the backoff.
+    assert_eq!(count(&mut p, "warm-up"), 0);
     // Make the first backoff long enough to cancel in, whatever the jitter: Retry-After: 1.
     p.send(r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"flaky","arguments":{"key":"c","fails":99,"text":"503 Service Unavailable, Retry-After: 1"}}}"#);
-    std::thread::sleep(Duration::from_millis(300));
+    // Past the first failure (a few ms, or a few hundred on a loaded machine), well inside the
+    // backoff of at least a second.
+    std::thread::sleep(Duration::from_millis(600));
     p.send(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7,"reason":"user"}}"#);
     std::thread::sleep(Duration::from_millis(1500));
     assert_eq!(count(&mut p, "c"), 1, "no retry after the cancellation");
