@@ -10,7 +10,7 @@
 //! before the upstream); `params.rs` the few members read from requests and answers;
 //! `progress.rs` the progress notifications of retried calls.
 
-use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
+use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -29,15 +29,17 @@ use params::{
 };
 pub use progress::{Progress, ProgressLine};
 
-/// The tables looked up on every message (see `foldhash` in Cargo.toml).
+/// The table type looked up on every message (see `foldhash` in Cargo.toml).
 type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
-type FastSet<K> = HashSet<K, foldhash::fast::RandomState>;
 
 /// The prefix of the ids the proxy gives its own requests (retries). The process id and a
 /// counter follow, so they cannot meet a client's ids by accident.
 const PROXY_ID_PREFIX: &str = "mcp-errnorm/";
 /// How many timed-out ids are remembered so that their late answers are dropped.
 const EXPIRED_MEMORY: usize = 4096;
+/// How many cancelled ids that matched no waiting request are remembered: a cancel races an
+/// answer by microseconds, not by thousands of requests.
+const CANCELLED_MEMORY: usize = 4096;
 /// How many answered ids are remembered so that a second answer to one is dropped: a server
 /// that answers twice does so at once, not thousands of answers later.
 const ANSWERED_MEMORY: usize = 4096;
@@ -219,8 +221,10 @@ pub struct Session {
     /// The tool calls that have a deadline, earliest first.
     deadlines: BTreeSet<(Instant, u64)>,
     /// Client ids whose late answers are dropped: the proxy answered them (timeout).
-    expired: FastSet<IdKey>,
-    expired_order: VecDeque<IdKey>,
+    expired: Remembered,
+    /// Client ids cancelled while no request waited under them: a failed call being settled
+    /// (its first answer read, its retry not yet registered) must not be retried.
+    cancelled: Remembered,
     /// Client ids the upstream answered lately ([`ANSWERED_MEMORY`]): another answer to one
     /// is dropped.
     answered: Remembered,
@@ -315,7 +319,8 @@ impl Session {
             upstream_id: None,
             unsent_retry: None,
         };
-        self.expired.remove(&key);
+        self.expired.forget(&key);
+        self.cancelled.forget(&key);
         self.answered.forget(&key);
         if let Some(old) = self.pending.insert(key.clone(), pending) {
             // Bounded like the memory of answers: past it, the extra answer is dropped.
@@ -347,13 +352,21 @@ impl Session {
         }
         let client_key = parse::<Cancelled>(params).and_then(|c| IdKey::new(c.request_id))?;
         // The call may be waiting under a retry's id by now.
-        let key = if self.pending.contains_key(&client_key) {
-            client_key
-        } else {
+        let retry = || {
             self.pending
                 .iter()
                 .find(|(_, p)| p.attempt > 1 && IdKey::new(&p.id).as_ref() == Some(&client_key))
-                .map(|(k, _)| k.clone())?
+                .map(|(k, _)| k.clone())
+        };
+        let key = if self.pending.contains_key(&client_key) {
+            client_key
+        } else if let Some(key) = retry() {
+            key
+        } else {
+            // Nothing waits under it: it was answered, or its failure is being settled right
+            // now and may be about to be retried ([`Session::retry`] looks here).
+            self.cancelled.remember(client_key, CANCELLED_MEMORY);
+            return None;
         };
         let pending = self.pending.remove(&key)?;
         if let PendingKind::ToolCall(call) = &pending.kind {
@@ -406,7 +419,7 @@ impl Session {
             return Answered::Pass;
         };
         let Some(pending) = self.pending.remove(&key) else {
-            if is_proxy_id(&key) || self.expired.remove(&key) {
+            if is_proxy_id(&key) || self.expired.forget(&key) {
                 return Answered::Drop;
             }
             if let Some(owed) = self.reused.get_mut(&key) {
@@ -627,32 +640,38 @@ impl Session {
 }
 
 /// A set of ids that forgets its oldest past a given size.
+///
+/// Each entry carries the number of the event that remembered it, so that an id forgotten and
+/// remembered again is not evicted by its first, stale, place in the order.
 #[derive(Debug, Default)]
 struct Remembered {
-    ids: FastSet<IdKey>,
-    order: VecDeque<IdKey>,
+    ids: FastMap<IdKey, u64>,
+    order: VecDeque<(IdKey, u64)>,
+    events: u64,
 }
 
 impl Remembered {
     fn remember(&mut self, key: IdKey, most: usize) {
-        if self.ids.insert(key.clone()) {
-            self.order.push_back(key);
-        }
+        self.events += 1;
+        self.ids.insert(key.clone(), self.events);
+        self.order.push_back((key, self.events));
         while self.order.len() > most {
-            if let Some(oldest) = self.order.pop_front() {
-                self.ids.remove(&oldest);
+            if let Some((oldest, event)) = self.order.pop_front() {
+                if self.ids.get(&oldest) == Some(&event) {
+                    self.ids.remove(&oldest);
+                }
             }
         }
     }
 
     fn contains(&self, key: &IdKey) -> bool {
-        self.ids.contains(key)
+        self.ids.contains_key(key)
     }
 
-    /// The client uses `key` again: its next answer is a first one. (Its place in the order
-    /// goes when it is the oldest.)
-    fn forget(&mut self, key: &IdKey) {
-        self.ids.remove(key);
+    /// Forgets `key` (the client uses it again: what was remembered of it is about the earlier
+    /// request); true when it was remembered. Its place in the order goes when it is the oldest.
+    fn forget(&mut self, key: &IdKey) -> bool {
+        self.ids.remove(key).is_some()
     }
 }
 

@@ -22,6 +22,13 @@ pub struct Expired {
 }
 
 impl Session {
+    /// Whether the client cancelled the call `id` while its answer was being settled (after
+    /// [`Session::upstream_answer`] took it out of the table): then it must not be retried.
+    /// Ask under the same lock as [`Session::retry`], or a cancel can fall between the two.
+    pub fn cancelled_meanwhile(&mut self, id: &RawValue) -> bool {
+        IdKey::new(id).is_some_and(|client| self.cancelled.forget(&client))
+    }
+
     /// Registers the next attempt of a failed call under a fresh proxy id; returns the request
     /// line to send when its backoff is over. `failure` is the answer the client gets if the
     /// retry is never sent (the failure rewritten).
@@ -79,13 +86,7 @@ impl Session {
     pub fn expire(&mut self, seq: u64) -> Option<Expired> {
         let (key, answered, sent) = self.take_call(seq)?;
         if !is_proxy_id(&key) {
-            self.expired.insert(key.clone());
-            self.expired_order.push_back(key);
-            if self.expired_order.len() > EXPIRED_MEMORY {
-                if let Some(oldest) = self.expired_order.pop_front() {
-                    self.expired.remove(&oldest);
-                }
-            }
+            self.expired.remember(key, EXPIRED_MEMORY);
         }
         Some(Expired {
             call: answered,

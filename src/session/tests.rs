@@ -256,6 +256,53 @@ fn cancelling_a_retried_call_names_the_retry() {
 }
 
 #[test]
+fn a_call_cancelled_while_its_failure_is_settled_is_not_retried() {
+    let mut s = Session::default();
+    let cancel = raw(r#"{"requestId":5}"#);
+    s.client_request(&raw("5"), "tools/call", Some(&raw(r#"{"name":"t"}"#)));
+    let failed = call(s.upstream_answer(&raw("5"), None));
+    // The cancel comes after the answer was taken out of the table, before the retry.
+    assert!(s
+        .client_notification("notifications/cancelled", Some(&cancel))
+        .is_none());
+    assert!(s.cancelled_meanwhile(&failed.id));
+    assert!(
+        !s.cancelled_meanwhile(&failed.id),
+        "asked once, for the one settlement"
+    );
+    // A cancel that came after the call was settled does not stop the id's next call.
+    assert!(s
+        .client_notification("notifications/cancelled", Some(&cancel))
+        .is_none());
+    s.client_request(&raw("5"), "tools/call", Some(&raw(r#"{"name":"t"}"#)));
+    let failed = call(s.upstream_answer(&raw("5"), None));
+    assert!(!s.cancelled_meanwhile(&failed.id));
+}
+
+#[test]
+fn an_id_used_again_is_remembered_from_its_last_use() {
+    let mut memory = Remembered::default();
+    let key = |n: u32| IdKey::new(&raw(&n.to_string())).unwrap();
+    memory.remember(key(1), 3);
+    memory.remember(key(2), 3);
+    assert!(memory.forget(&key(1)));
+    memory.remember(key(1), 3);
+    // Its first place in the order is now the oldest: evicting it must not forget the second.
+    memory.remember(key(3), 3);
+    assert!(memory.contains(&key(1)), "remembered after its reuse");
+    assert!(memory.contains(&key(2)) && memory.contains(&key(3)));
+    memory.remember(key(4), 3);
+    assert!(!memory.contains(&key(2)), "the oldest goes");
+    assert!(memory.contains(&key(1)) && memory.contains(&key(3)) && memory.contains(&key(4)));
+    memory.remember(key(5), 3);
+    assert!(
+        !memory.contains(&key(1)),
+        "then the reused id, from its last use"
+    );
+    assert_eq!(memory.order.len(), 3);
+}
+
+#[test]
 fn expired_calls_drop_their_late_answers() {
     let mut s = Session::default();
     let seq = s
