@@ -95,4 +95,13 @@ fn leave_one_family_out(cases: &[corpus::Case]) {
             100.0 * right as f64 / covered.len().max(1) as f64,
         );
     }
+    // What a retry threshold would have to rule out: the confident transient guesses that are
+    // not retryable.
+    println!("transient guesses at 0.9 or more that are not retryable:");
+    for (i, g) in guesses.iter().enumerate() {
+        if g.category == Category::Transient && g.confidence >= 0.9 && !cases[i].retryable {
+            let text: String = cases[i].text.chars().take(140).collect();
+            println!("  {:.3} [{}] {text:?}", g.confidence, cases[i].family());
+        }
+    }
 }

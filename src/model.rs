@@ -261,9 +261,29 @@ fn tokens(text: &str) -> Vec<Token<'_>> {
     }
     text[..end]
         .split(|c: char| !c.is_ascii_alphanumeric())
+        .flat_map(camel_case_words)
         .filter(|w| !w.is_empty())
         .map(Token::of)
         .collect()
+}
+
+/// The words of an identifier written in camel case, which is how many servers name their
+/// failures (`ProducerQueueIsFull`, `TooManyRequestsException`): split where a lowercase
+/// letter meets an uppercase one. A word in one case comes back whole.
+fn camel_case_words(word: &str) -> impl Iterator<Item = &str> {
+    let bytes = word.as_bytes();
+    let mut start = 0;
+    std::iter::from_fn(move || {
+        if start >= bytes.len() {
+            return None;
+        }
+        let end = (start + 1..bytes.len())
+            .find(|&i| bytes[i - 1].is_ascii_lowercase() && bytes[i].is_ascii_uppercase())
+            .unwrap_or(bytes.len());
+        let part = &word[start..end];
+        start = end;
+        Some(part)
+    })
 }
 
 /// The features of a text: words (`w:`), adjacent word pairs (`b:`) and, for words longer than
@@ -468,6 +488,19 @@ mod tests {
         }
         assert!(!f.iter().any(|x| x.contains("8f3a9c")), "{f:?}");
         assert!(!f.iter().any(|x| x.contains("123456")), "{f:?}");
+    }
+
+    #[test]
+    fn camel_case_names_are_read_as_their_words() {
+        let words = |w| camel_case_words(w).collect::<Vec<_>>();
+        assert_eq!(
+            words("ProducerQueueIsFull"),
+            ["Producer", "Queue", "Is", "Full"]
+        );
+        assert_eq!(words("WRONGPASS"), ["WRONGPASS"]);
+        assert_eq!(words("timeout"), ["timeout"]);
+        assert_eq!(words("getHTTPStatus"), ["get", "HTTPStatus"]);
+        assert!(features("TooManyRequestsException").contains(&"b:many_requests".to_owned()));
     }
 
     #[test]
