@@ -6,10 +6,10 @@
 //! client sent is answered exactly once (so the proxy's table of pending requests drains).
 //!
 //! The soak: `scripts/bench.sh --soak`, or
-//! `MCP_ERRNORM_BIN=target/release/mcp-errnorm MCP_ERRNORM_SOAK_UPSTREAM=target/release/examples/fast_upstream cargo test --test faults -- --ignored --nocapture soak`
+//! `MCP_ERRNORM_BIN=target/release/mcp-errnorm MCP_ERRNORM_SOAK_UPSTREAM=target/release/examples/fast_upstream cargo test --test it -- --ignored --nocapture faults::soak`
 //! (without the variables: the debug binary and the Python fixture, much slower).
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};

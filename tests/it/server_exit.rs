@@ -5,7 +5,7 @@
 //!
 //! As in `faults.rs`: nothing panics, nothing hangs, every request is answered exactly once.
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader, Write};
 use std::os::fd::AsRawFd;

@@ -1,5 +1,4 @@
 //! Helpers for running the real binary against the fixture upstream (tests/fixtures/upstream.py).
-#![allow(dead_code)]
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};
