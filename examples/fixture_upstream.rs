@@ -405,41 +405,14 @@ impl Fixture {
         }
     }
 
+    /// Answers a `tools/call`: one short arm per tool, in the order of the Python twin's
+    /// `call_tool`, so that the two are read side by side (hence its length).
     fn call_tool(&mut self, id: &str, name: &str, args: &Value, params: &Value) {
         let arg = |key: &str| args.get(key);
         let text_or =
             |key: &str, default: &str| arg(key).cloned().unwrap_or_else(|| json!(default));
         if name.starts_with("flaky") {
-            let key = arg("key").map_or_else(|| name.to_owned(), |k| python_str(Some(k)));
-            let count = {
-                let n = self.counts.entry(key).or_insert(0);
-                *n += 1;
-                *n
-            };
-            let token = params
-                .get("_meta")
-                .and_then(|m| m.get("progressToken"))
-                .filter(|t| !t.is_null());
-            if let Some(token) = token {
-                self.send(
-                    &json!({"jsonrpc": "2.0", "method": "notifications/progress",
-                                  "params": {"progressToken": token, "progress": 1, "total": 2}}),
-                );
-            }
-            if count <= int(arg("fails"), 1) {
-                let times = if arg("twice").is_some_and(truthy) {
-                    2
-                } else {
-                    1
-                };
-                for _ in 0..times {
-                    self.text_result(id, text_or("text", "fetch failed"), true);
-                }
-            } else {
-                let pad = "z".repeat(int(arg("pad"), 0).max(0) as usize);
-                self.text_result(id, json!(format!("ok after {count} calls{pad}")), false);
-            }
-            return;
+            return self.flaky(id, name, args, params);
         }
         match name {
             "big" => {
@@ -527,6 +500,43 @@ impl Fixture {
             }
         }
     }
+
+    /// The `flaky` tools: the first `fails` calls with a key fail, later ones succeed.
+    fn flaky(&mut self, id: &str, name: &str, args: &Value, params: &Value) {
+        let arg = |key: &str| args.get(key);
+        let text_or =
+            |key: &str, default: &str| arg(key).cloned().unwrap_or_else(|| json!(default));
+        let key = arg("key").map_or_else(|| name.to_owned(), |k| python_str(Some(k)));
+        let count = {
+            let n = self.counts.entry(key).or_insert(0);
+            *n += 1;
+            *n
+        };
+        let token = params
+            .get("_meta")
+            .and_then(|m| m.get("progressToken"))
+            .filter(|t| !t.is_null());
+        if let Some(token) = token {
+            let progress = json!({"progressToken": token, "progress": 1, "total": 2});
+            self.send(
+                &json!({"jsonrpc": "2.0", "method": "notifications/progress",
+                              "params": progress}),
+            );
+        }
+        if count <= int(arg("fails"), 1) {
+            let times = if arg("twice").is_some_and(truthy) {
+                2
+            } else {
+                1
+            };
+            for _ in 0..times {
+                self.text_result(id, text_or("text", "fetch failed"), true);
+            }
+        } else {
+            let pad = "z".repeat(int(arg("pad"), 0).max(0) as usize);
+            self.text_result(id, json!(format!("ok after {count} calls{pad}")), false);
+        }
+    }
 }
 
 /// The `lines` argument of `emit` and `emit_hex`.
@@ -573,113 +583,121 @@ fn replace_bytes(haystack: &[u8], from: &[u8], to: &[u8]) -> Vec<u8> {
 /// The small servers single tests need, by name (each was a few lines of Python in its test).
 fn scenario(name: &str) {
     match name {
-        // Reads everything, answers nothing.
-        "silent" => {
-            let _ = std::io::copy(&mut std::io::stdin().lock(), &mut std::io::sink());
-        }
-        // Answers each request with an empty result, after leaving a child (`sleep 30`) that
-        // inherits its stdin and never reads it; a call to `exit` ends it with status 5.
-        "child-holds-stdin" => {
-            let _child = std::process::Command::new("sleep").arg("30").spawn();
-            for_each_request(|message| {
-                if tool_name(message) == Some("exit") {
-                    exit_now(5);
-                }
-                answer_empty(message);
-            });
-        }
-        // Answers as soon as it sees an id, before the rest of the line has come.
+        "silent" => read_to_end(),
+        "child-holds-stdin" => child_holds_stdin(),
         "answers-at-the-id" => answers_at_the_id(),
-        // A line of 200,000 `Z` (no message), then a notification; then reads everything.
-        "long-banner" => {
-            let mut out = "Z".repeat(200_000);
-            out.push('\n');
-            out.push_str(r#"{"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "after"}}"#);
-            out.push('\n');
-            write_out(out.as_bytes());
-            let _ = std::io::copy(&mut std::io::stdin().lock(), &mut std::io::sink());
-        }
-        // Answers the first request, writes 22 notifications of 8 KB, exits.
-        "notes-after-the-answer" => {
-            if let Some(message) = read_request() {
-                answer_empty(&message);
-                notes(22, 8000);
-            }
-        }
-        // Answers the first request, writes 40 notifications of 32 KB, exits.
-        "long-notes-after-the-answer" => {
-            if let Some(message) = read_request() {
-                answer_empty(&message);
-                notes(40, 32_000);
-            }
-        }
-        // Leaves a child (`sleep 30`) holding its stdout; `cut` writes half of a 200 KB answer
-        // and exits with status 4; `hold` is never answered; anything else is, empty.
-        "dies-mid-line" => {
-            let _child = std::process::Command::new("sleep").arg("30").spawn();
-            for_each_request(|message| match tool_name(message) {
-                Some("cut") => {
-                    let id = id_text(&message.get("id").map_or("null".into(), Value::to_string));
-                    let head = format!(
-                        r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":[{{"type":"text","text":""#
-                    );
-                    write_out(format!("{head}{}", "x".repeat(200_000)).as_bytes());
-                    exit_now(4);
-                }
-                Some("hold") => {}
-                _ => answer_empty(message),
-            });
-        }
-        // `flood` leaves a child writing `noise` lines to its stdout for ever (until the pipe
-        // closes) and exits with status 3; nothing is answered.
-        "leaves-a-flood" => {
-            for_each_request(|message| {
-                if tool_name(message) == Some("flood") {
-                    let me = std::env::current_exe().expect("own path");
-                    let _child = std::process::Command::new(me).arg("noise").spawn();
-                    exit_now(3);
-                }
-            });
-        }
+        "long-banner" => long_banner(),
+        "notes-after-the-answer" => notes_after_the_answer(22, 8000),
+        "long-notes-after-the-answer" => notes_after_the_answer(40, 32_000),
+        "dies-mid-line" => dies_mid_line(),
+        "leaves-a-flood" => leaves_a_flood(),
         "noise" => loop {
             write_out("noise\n".repeat(100).as_bytes());
         },
-        // 2,000 lines of 60 bytes on stderr, then reads everything.
-        "stderr-lines" => {
-            let mut err = String::new();
-            for i in 0..2000 {
-                err.push_str(&format!("server line {i:04} {}\n", "x".repeat(40)));
-            }
-            let _ = std::io::stderr().write_all(err.as_bytes());
-            let _ = std::io::copy(&mut std::io::stdin().lock(), &mut std::io::sink());
-        }
-        // Answers `initialize`, closes its stdin, and writes a notification every 0.2 s.
-        "closes-its-stdin" => {
-            let Some(request) = read_request() else {
-                return;
-            };
-            let id = id_text(&request.get("id").map_or("null".into(), Value::to_string));
-            let result = json!({"protocolVersion": "2025-06-18", "capabilities": {},
-                                "serverInfo": {"name": "deaf", "version": "1"}});
-            write_out(
-                format!(
-                    "{{\"jsonrpc\": \"2.0\", \"id\": {id}, \"result\": {}}}\n",
-                    dumps_spaced(&result)
-                )
-                .as_bytes(),
-            );
-            // SAFETY: closing our own stdin, which nothing else in this process reads now.
-            unsafe {
-                libc::close(0);
-            }
-            let note = json!({"jsonrpc": "2.0", "method": "notifications/message",
-                              "params": {"level": "info", "data": "still here"}});
-            loop {
-                write_out(format!("{}\n", dumps_spaced(&note)).as_bytes());
-                std::thread::sleep(Duration::from_millis(200));
-            }
-        }
+        "stderr-lines" => stderr_lines(),
+        "closes-its-stdin" => closes_its_stdin(),
         other => panic!("no scenario {other:?}"),
+    }
+}
+
+/// Reads everything, answers nothing.
+fn read_to_end() {
+    let _ = std::io::copy(&mut std::io::stdin().lock(), &mut std::io::sink());
+}
+
+/// Answers each request with an empty result, after leaving a child (`sleep 30`) that inherits
+/// its stdin and never reads it; a call to `exit` ends it with status 5.
+fn child_holds_stdin() {
+    let _child = std::process::Command::new("sleep").arg("30").spawn();
+    for_each_request(|message| {
+        if tool_name(message) == Some("exit") {
+            exit_now(5);
+        }
+        answer_empty(message);
+    });
+}
+
+/// A line of 200,000 `Z` (no message), then a notification; then reads everything.
+fn long_banner() {
+    let mut out = "Z".repeat(200_000);
+    out.push('\n');
+    out.push_str(r#"{"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "after"}}"#);
+    out.push('\n');
+    write_out(out.as_bytes());
+    read_to_end();
+}
+
+/// Answers the first request, writes `count` notifications of `size` bytes, exits.
+fn notes_after_the_answer(count: usize, size: usize) {
+    if let Some(message) = read_request() {
+        answer_empty(&message);
+        notes(count, size);
+    }
+}
+
+/// Leaves a child (`sleep 30`) holding its stdout; `cut` writes half of a 200 KB answer and
+/// exits with status 4; `hold` is never answered; anything else is, empty.
+fn dies_mid_line() {
+    let _child = std::process::Command::new("sleep").arg("30").spawn();
+    for_each_request(|message| match tool_name(message) {
+        Some("cut") => {
+            let id = id_text(&message.get("id").map_or("null".into(), Value::to_string));
+            let head = format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":[{{"type":"text","text":""#
+            );
+            write_out(format!("{head}{}", "x".repeat(200_000)).as_bytes());
+            exit_now(4);
+        }
+        Some("hold") => {}
+        _ => answer_empty(message),
+    });
+}
+
+/// `flood` leaves a child writing `noise` lines to its stdout for ever (until the pipe closes)
+/// and exits with status 3; nothing is answered.
+fn leaves_a_flood() {
+    for_each_request(|message| {
+        if tool_name(message) == Some("flood") {
+            let me = std::env::current_exe().expect("own path");
+            let _child = std::process::Command::new(me).arg("noise").spawn();
+            exit_now(3);
+        }
+    });
+}
+
+/// 2,000 lines of 60 bytes on stderr, then reads everything.
+fn stderr_lines() {
+    let mut err = String::new();
+    for i in 0..2000 {
+        err.push_str(&format!("server line {i:04} {}\n", "x".repeat(40)));
+    }
+    let _ = std::io::stderr().write_all(err.as_bytes());
+    read_to_end();
+}
+
+/// Answers `initialize`, closes its stdin, and writes a notification every 0.2 s (until the
+/// pipe closes).
+fn closes_its_stdin() {
+    let Some(request) = read_request() else {
+        return;
+    };
+    let id = id_text(&request.get("id").map_or("null".into(), Value::to_string));
+    let result = json!({"protocolVersion": "2025-06-18", "capabilities": {},
+                        "serverInfo": {"name": "deaf", "version": "1"}});
+    let answer = format!(
+        "{{\"jsonrpc\": \"2.0\", \"id\": {id}, \"result\": {}}}\n",
+        dumps_spaced(&result)
+    );
+    write_out(answer.as_bytes());
+    // SAFETY: closing our own stdin, which nothing else in this process reads now.
+    unsafe {
+        libc::close(0);
+    }
+    let note = json!({"jsonrpc": "2.0", "method": "notifications/message",
+                      "params": {"level": "info", "data": "still here"}});
+    loop {
+        write_out(format!("{}\n", dumps_spaced(&note)).as_bytes());
+        std::thread::sleep(Duration::from_millis(200));
     }
 }
 
