@@ -6,7 +6,7 @@
 #
 #   scripts/bench.sh            # the full run (a few minutes on 2 cores)
 #   scripts/bench.sh --quick    # every workload smaller, for a smoke run
-#   scripts/bench.sh --soak     # then the 1,000,000-message soak (tests/faults.rs, ignored by default)
+#   scripts/bench.sh --soak     # then the 1,000,000-message soak (tests/it/faults.rs, ignored by default)
 #   scripts/bench.sh --no-rtk   # skip the side-by-side proxy
 #
 # Always exits 0 after a complete run: it reports, it does not gate.
@@ -45,5 +45,5 @@ if $soak; then
     echo "soak: 1,000,000 messages through the release proxy and the fast upstream"
     MCP_ERRNORM_BIN="$PWD/target/release/mcp-errnorm" \
     MCP_ERRNORM_SOAK_UPSTREAM="$PWD/target/release/examples/fast_upstream" \
-        cargo test --locked --test faults -- --ignored --nocapture soak
+        cargo test --locked --test it -- --ignored --nocapture faults::soak
 fi

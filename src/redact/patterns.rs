@@ -1,6 +1,6 @@
 //! The shipped redaction patterns: what common secrets look like in the error texts, logs and
 //! command lines of real servers and libraries. Each has a name (for the tests and the docs)
-//! and, where only part of a match is the secret, a group naming it ([`super::secret_group`]).
+//! and, where only part of a match is the secret, a group naming it ([`super::mask::secret_group`]).
 
 /// A key that names a secret, as the start of a pattern: dotted or prefixed
 /// (`spring.datasource.password`, `DB_PASSWORD`, `x-api-key`, `dbPassword`, `--token`,
@@ -23,7 +23,7 @@ macro_rules! secret_word {
 }
 
 /// The shipped patterns: (name, regex). Where a pattern has a group named `secret` (or one of
-/// the others `super::secret_group` knows), only that group is masked, so the reader still sees
+/// the others `super::mask::secret_group` knows), only that group is masked, so the reader still sees
 /// which key or scheme it was.
 pub const DEFAULT_PATTERNS: &[(&str, &str)] = &[
     (

@@ -13,7 +13,7 @@
 //! answers must be rewritten, using only the protocol's rules (the id is pending as a
 //! `tools/call`, and the answer is an `isError: true` result or a non-control JSON-RPC error).
 
-mod common;
+use crate::common;
 
 use std::collections::{HashMap, HashSet};
 use std::io::{BufRead, BufReader, Write};
@@ -386,7 +386,7 @@ fn check_rewritten(out: &[u8], upstream: &str) -> Result<(), TestCaseError> {
 // ----------------------------------------------------------------------------- library level
 
 /// The default settings without the embedded rules: this is about transparency, not about
-/// classification (which `tests/real_failures.rs` covers), and a debug build classifies slowly.
+/// classification (which `tests/it/real_failures.rs` covers), and a debug build classifies slowly.
 fn rewriter() -> Rewriter {
     static REWRITER: LazyLock<Rewriter> = LazyLock::new(|| {
         let flags = Flags {
@@ -399,7 +399,7 @@ fn rewriter() -> Rewriter {
 }
 
 /// The relay's per-line logic, as the pumps drive it, without local retries: this is about what
-/// passes and what is rewritten, not about recovery (`tests/recovery.rs`).
+/// passes and what is rewritten, not about recovery (`tests/it/recovery.rs`).
 fn inspector() -> Inspector {
     Inspector::new(rewriter(), Policy::without_retries())
 }

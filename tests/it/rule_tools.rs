@@ -1,7 +1,7 @@
 //! The rule tools as a user meets them: check, classify, coverage, init, --log-unmatched and
 //! hot reload.
 
-mod common;
+use crate::common;
 
 use std::io::Write;
 use std::path::Path;

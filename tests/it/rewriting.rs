@@ -1,6 +1,6 @@
 //! Failed tool calls reach the client as structured errors; nothing else is touched.
 
-mod common;
+use crate::common;
 
 use common::schema::assert_valid;
 use common::{canonical, shown, Running};

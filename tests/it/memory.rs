@@ -3,9 +3,9 @@
 //! of calls time out. What the README says of the proxy's memory must hold under both.
 //!
 //! The figures of a release build: `cargo build --release`, then
-//! `MCP_ERRNORM_BIN=target/release/mcp-errnorm cargo test --test memory -- --include-ignored --nocapture`.
+//! `MCP_ERRNORM_BIN=target/release/mcp-errnorm cargo test --test it memory:: -- --include-ignored --nocapture`.
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader, BufWriter, Write};
 use std::process::{Child, Command, Stdio};

@@ -1,6 +1,6 @@
 //! Everything that is not a failed tool call passes byte for byte, in both directions.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

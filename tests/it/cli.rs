@@ -1,6 +1,6 @@
 //! The command line as a user meets it: bad files, usage errors, help, and the demo.
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 

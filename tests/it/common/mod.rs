@@ -1,11 +1,12 @@
-//! Helpers for running the real binary against the fixture upstream (tests/fixtures/upstream.py).
-#![allow(dead_code)]
+//! Helpers for running the real binary against the fixture upstream
+//! (`examples/fixture_upstream.rs`).
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
@@ -16,13 +17,60 @@ pub const BIN: &str = env!("CARGO_BIN_EXE_mcp-errnorm");
 /// Long enough for a loaded CI machine; only failing tests ever wait this long.
 pub const PATIENCE: Duration = Duration::from_secs(15);
 
+/// The fixture upstream: `examples/fixture_upstream.rs`, so that `cargo test` needs only Rust.
+/// An example because `cargo test` builds examples and `cargo install` never installs them; it
+/// is built here as well (once per run, a no-op when `cargo test` already did), for the
+/// narrower commands that do not build examples (`cargo test --test it faults::`).
 pub fn fixture() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/upstream.py")
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    BUILT.get_or_init(build_fixture).clone()
+}
+
+/// Builds the fixture example into the target directory of this test binary
+/// (`<target>/<profile>/deps/it-*`), with the same profile, and returns its path.
+fn build_fixture() -> PathBuf {
+    let exe = std::env::current_exe().expect("the test binary's path");
+    let profile_dir = exe
+        .parent()
+        .and_then(Path::parent)
+        .expect("the test binary lies in <target>/<profile>/deps");
+    let target_dir = profile_dir.parent().expect("a target directory");
+    let path = profile_dir.join("examples/fixture_upstream");
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| env!("CARGO").into());
+    let mut build = Command::new(cargo);
+    build
+        .args(["build", "--quiet", "--example", "fixture_upstream"])
+        .arg("--manifest-path")
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml"))
+        .arg("--target-dir")
+        .arg(target_dir);
+    match profile_dir.file_name().and_then(|n| n.to_str()) {
+        Some("debug") => {}
+        Some("release") => {
+            build.arg("--release");
+        }
+        Some(other) => {
+            build.args(["--profile", other]);
+        }
+        None => {}
+    }
+    let built = build.status().map(|s| s.success()).unwrap_or(false);
+    assert!(
+        built || path.exists(),
+        "could not build the fixture upstream: `cargo build --example fixture_upstream`"
+    );
+    path
 }
 
 /// The command that starts the fixture upstream.
 pub fn fixture_command() -> Vec<String> {
-    vec!["python3".into(), fixture().display().to_string()]
+    vec![fixture().display().to_string()]
+}
+
+/// The command that starts one of the fixture's small servers for a single test (see
+/// `scenario` in `examples/fixture_upstream.rs`).
+pub fn scenario(name: &str) -> Vec<String> {
+    vec![fixture().display().to_string(), name.to_owned()]
 }
 
 /// The fixture run by `sh -c` inside `script`, where `{fixture}` stands for its command: a

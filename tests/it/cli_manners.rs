@@ -1,7 +1,7 @@
 //! Command-line manners: help with examples for every subcommand, shell completions, the man
 //! page, and the log options (`--log-format json`, `--log-file`), which never touch stdout.
 
-mod common;
+use crate::common;
 
 use std::process::{Command, Stdio};
 

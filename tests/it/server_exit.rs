@@ -5,7 +5,7 @@
 //!
 //! As in `faults.rs`: nothing panics, nothing hangs, every request is answered exactly once.
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader, Write};
 use std::os::fd::AsRawFd;
@@ -17,9 +17,9 @@ use common::{
 };
 use serde_json::{json, Value};
 
-/// The proxy in front of a Python server given by its source, read `read_after` late.
-fn python_server(source: &str, read_after: Duration) -> Running {
-    let upstream = ["python3".to_owned(), "-c".to_owned(), source.to_owned()];
+/// The proxy in front of one of the fixture's small servers, read `read_after` late.
+fn scenario_server(name: &str, read_after: Duration) -> Running {
+    let upstream = common::scenario(name);
     Running::start(Options {
         upstream: Some(&upstream),
         read_after,
@@ -27,7 +27,7 @@ fn python_server(source: &str, read_after: Duration) -> Running {
     })
 }
 
-/// How many of `lines` are notifications, as the Python servers here print them.
+/// How many of `lines` are notifications, as the servers here print them.
 fn notifications(lines: &[Vec<u8>]) -> usize {
     lines
         .iter()
@@ -84,17 +84,7 @@ fn a_slow_client_gets_every_line_an_exited_server_left_after_its_answers() {
     // All answered, the server exits with 176 KB of notifications on their way (in the pipes
     // and the proxy's buffer) while the client is not reading: they are the server's, and
     // every one arrives.
-    let server = r#"import json, sys
-for line in sys.stdin.buffer:
-    m = json.loads(line)
-    print(json.dumps({"jsonrpc": "2.0", "id": m["id"], "result": {}}), flush=True)
-    for i in range(22):
-        note = {"jsonrpc": "2.0", "method": "notifications/message",
-                "params": {"level": "info", "data": "%02d %s" % (i, "x" * 8000)}}
-        print(json.dumps(note), flush=True)
-    sys.exit(0)
-"#;
-    let mut p = python_server(server, Duration::from_secs(3));
+    let mut p = scenario_server("notes-after-the-answer", Duration::from_secs(3));
     p.send(&call(1, "any", json!({})));
     let status = p.wait();
     assert!(status.success(), "{status:?}");
@@ -108,20 +98,7 @@ for line in sys.stdin.buffer:
 fn a_server_that_dies_mid_line_while_its_child_holds_stdout_gets_its_requests_answered() {
     // The child inherits the server's stdout and outlives it: the pipe never ends. The cut
     // line (streamed: it is long) is ended, and the requests are answered anyway.
-    let server = r#"import json, os, subprocess, sys
-subprocess.Popen(["sleep", "30"])
-for line in sys.stdin.buffer:
-    m = json.loads(line)
-    name = m.get("params", {}).get("name")
-    if name == "cut":
-        head = '{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"' % m["id"]
-        sys.stdout.write(head + "x" * 200000)
-        sys.stdout.flush()
-        os._exit(4)
-    if name != "hold":
-        print(json.dumps({"jsonrpc": "2.0", "id": m["id"], "result": {}}), flush=True)
-"#;
-    let mut p = python_server(server, Duration::ZERO);
+    let mut p = scenario_server("dies-mid-line", Duration::ZERO);
     p.send(&call(1, "hold", json!({})));
     p.send(&call(2, "cut", json!({})));
     let status = p.wait();
@@ -147,15 +124,7 @@ for line in sys.stdin.buffer:
 fn a_child_that_floods_a_dead_servers_stdout_does_not_keep_the_proxy() {
     // Its lines never leave the pipe empty, and a call waits: the proxy lets the pump go once
     // it has read more than the dead server could have left in the pipe.
-    let server = r#"import json, os, subprocess, sys
-flood = "import sys\nwhile True:\n    sys.stdout.write('noise\\n' * 100)\n    sys.stdout.flush()\n"
-for line in sys.stdin.buffer:
-    m = json.loads(line)
-    if m["params"]["name"] == "flood":
-        subprocess.Popen([sys.executable, "-c", flood])
-        os._exit(3)
-"#;
-    let mut p = python_server(server, Duration::ZERO);
+    let mut p = scenario_server("leaves-a-flood", Duration::ZERO);
     p.send(&call(1, "hold", json!({})));
     p.send(&call(2, "flood", json!({})));
     let start = std::time::Instant::now();
@@ -326,17 +295,11 @@ fn non_blocking_stdin_and_stdout_are_waited_on_not_taken_for_a_client_gone() {
 #[test]
 fn a_non_blocking_stderr_loses_no_line_of_the_servers() {
     // 2,000 lines of 60 bytes: more than the pipe holds while the client is not reading yet.
-    let server = r#"import sys
-for i in range(2000):
-    sys.stderr.write("server line %04d %s\n" % (i, "x" * 40))
-sys.stderr.flush()
-for line in sys.stdin.buffer:
-    pass
-"#;
     let (from_proxy, stderr) = std::io::pipe().unwrap();
     nonblocking(&stderr);
     let mut proxy = Command::new(BIN)
-        .args(["--", "python3", "-c", server])
+        .arg("--")
+        .args(common::scenario("stderr-lines"))
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(Stdio::from(stderr))
@@ -391,16 +354,8 @@ fn a_server_writing_to_a_slow_client_is_not_hurried_by_close_wait() {
     // notifications and exits. The client reads them, slowly: meanwhile the server is blocked
     // on the proxy, which waits for the client, so `close_wait_ms` must not count, or the
     // server is stopped with half of them unwritten (run directly, the client gets them all).
-    let server = r#"import json, sys
-m = json.loads(sys.stdin.buffer.readline())
-print(json.dumps({"jsonrpc": "2.0", "id": m["id"], "result": {}}), flush=True)
-for i in range(40):
-    note = {"jsonrpc": "2.0", "method": "notifications/message",
-            "params": {"level": "info", "data": "%02d %s" % (i, "x" * 32000)}}
-    print(json.dumps(note), flush=True)
-"#;
     let (_dir, config) = config("[shutdown]\nclose_wait_ms = 200\n");
-    let upstream = ["python3".to_owned(), "-c".to_owned(), server.to_owned()];
+    let upstream = common::scenario("long-notes-after-the-answer");
     let mut p = Running::start(Options {
         proxy_args: &["--config", &config],
         upstream: Some(&upstream),
@@ -425,16 +380,7 @@ fn a_server_that_closes_its_stdin_and_runs_on_is_closed_and_its_requests_answere
     // It answers `initialize`, closes its stdin and goes on writing notifications: it can take
     // no more requests, and the proxy knows once a write to it fails. The calls sent after
     // must not wait on it for ever (nor until the client leaves).
-    let server = r#"
-import json, os, sys, time
-request = json.loads(sys.stdin.buffer.readline())
-print(json.dumps({"jsonrpc": "2.0", "id": request["id"], "result": {"protocolVersion": "2025-06-18", "capabilities": {}, "serverInfo": {"name": "deaf", "version": "1"}}}), flush=True)
-os.close(0)
-while True:
-    print(json.dumps({"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "still here"}}), flush=True)
-    time.sleep(0.2)
-"#;
-    let mut p = python_server(server, Duration::ZERO);
+    let mut p = scenario_server("closes-its-stdin", Duration::ZERO);
     p.send(INITIALIZE);
     assert_eq!(p.recv()["id"], 0);
     p.send(&call(1, "echo", json!({"x": 1})));

@@ -2,7 +2,7 @@
 //! (tests/fixtures/clients/), in a sandbox: HOME, APPDATA, XDG_CONFIG_HOME and the current
 //! folder all point into a temp dir, so the real home is never touched.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::path::{Path, PathBuf};

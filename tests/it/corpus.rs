@@ -7,7 +7,7 @@
 //!   never trained on. Only its aggregate figures are printed, so that nobody tunes on its
 //!   cases; its labels are pinned by `holdout/SHA256SUMS`.
 //!
-//! `cargo test --test corpus -- --nocapture --test-threads 1` prints both scorecards.
+//! `cargo test --test it corpus:: -- --nocapture --test-threads 1` prints both scorecards.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -461,7 +461,7 @@ fn the_embedded_model_is_trained_on_the_development_corpus_as_it_is() {
     // The same corpus gives the same file, byte for byte.
     let retrained = model::train(&samples, model::TRAINING).to_text();
     assert!(
-        retrained == include_str!("../src/model/weights.txt"),
+        retrained == include_str!("../../src/model/weights.txt"),
         "{stale}"
     );
 }

@@ -1,7 +1,7 @@
 //! Recovery: bounded local retries, timeouts, circuit breakers, surviving a crash, failures
 //! hidden as successes, and the statistics, against the fixture upstream's controllable faults.
 
-mod common;
+use crate::common;
 
 use std::io::Write;
 use std::time::{Duration, Instant};

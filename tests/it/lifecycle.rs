@@ -1,7 +1,7 @@
 //! Start, shutdown and the upstream's death: no request is left without an answer, no process
 //! is left behind.
 
-mod common;
+use crate::common;
 
 use std::os::unix::process::ExitStatusExt;
 use std::time::Duration;

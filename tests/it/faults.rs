@@ -6,10 +6,10 @@
 //! client sent is answered exactly once (so the proxy's table of pending requests drains).
 //!
 //! The soak: `scripts/bench.sh --soak`, or
-//! `MCP_ERRNORM_BIN=target/release/mcp-errnorm MCP_ERRNORM_SOAK_UPSTREAM=target/release/examples/fast_upstream cargo test --test faults -- --ignored --nocapture soak`
-//! (without the variables: the debug binary and the Python fixture, much slower).
+//! `MCP_ERRNORM_BIN=target/release/mcp-errnorm MCP_ERRNORM_SOAK_UPSTREAM=target/release/examples/fast_upstream cargo test --test it -- --ignored --nocapture faults::soak`
+//! (without the variables: the debug binary and the fixture upstream, much slower).
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
@@ -66,9 +66,9 @@ fn a_client_that_does_not_read_our_stderr_still_gets_every_answer() {
     let (_dir, config) = config(&format!(
         "[timeouts]\ndefault_seconds = 1\n{QUICK_SHUTDOWN}"
     ));
-    let server = "import sys\nfor line in sys.stdin:\n    pass\n";
     let mut proxy = Command::new(BIN)
-        .args(["--config", &config, "--", "python3", "-c", server])
+        .args(["--config", &config, "--"])
+        .args(common::scenario("silent"))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -135,15 +135,7 @@ fn a_client_that_closed_our_stderr_still_gets_every_answer_and_the_status() {
 fn a_dead_servers_requests_are_answered_while_a_grandchild_holds_its_stdin_unread() {
     // The server leaves a child that inherits its stdin and never reads it: the pipe stays
     // open after the server exits, and fills up.
-    let server = r#"import json, os, subprocess, sys
-subprocess.Popen(["sleep", "30"])
-for line in sys.stdin.buffer:
-    m = json.loads(line)
-    if m.get("params", {}).get("name") == "exit":
-        os._exit(5)
-    print(json.dumps({"jsonrpc": "2.0", "id": m["id"], "result": {}}), flush=True)
-"#;
-    let upstream = ["python3".to_owned(), "-c".to_owned(), server.to_owned()];
+    let upstream = common::scenario("child-holds-stdin");
     let mut p = Running::start(Options {
         upstream: Some(&upstream),
         ..Options::default()
@@ -186,27 +178,7 @@ fn a_request_over_max_line_bytes_answered_from_its_head_is_answered_once() {
     // A server that answers as soon as it sees an id, before the rest of the line: the
     // request must already be waiting then, or its answer settles nothing and the proxy
     // answers it again when the server exits.
-    let server = r#"import os, re
-pending, answered = b"", False
-while True:
-    chunk = os.read(0, 65536)
-    if not chunk:
-        break
-    pending += chunk
-    while True:
-        if not answered:
-            m = re.search(rb'"id":(\d+)', pending)
-            if m:
-                os.write(1, b'{"jsonrpc":"2.0","id":%s,"result":{}}\n' % m.group(1))
-                answered = True
-        end = pending.find(b"\n")
-        if end < 0:
-            if answered:
-                pending = b""
-            break
-        pending, answered = pending[end + 1:], False
-"#;
-    let upstream = ["python3".to_owned(), "-c".to_owned(), server.to_owned()];
+    let upstream = common::scenario("answers-at-the-id");
     let (_dir, path) = config("max_line_bytes = 1024\nstream_answers_over = 1024\n");
     let mut p = Running::start(Options {
         proxy_args: &["--config", &path],
@@ -395,15 +367,7 @@ fn a_banner_too_long_to_hold_is_kept_from_the_client_too() {
     // Past max_line_bytes a line streams through unparsed; one that cannot be a message (it
     // does not begin with `{` or `[`) is still kept from the client, and said in the log.
     let (_dir, config) = config("max_line_bytes = 65536\n");
-    let server = r#"
-import sys
-sys.stdout.write("Z" * 200000 + "\n")
-sys.stdout.write('{"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "after"}}\n')
-sys.stdout.flush()
-for line in sys.stdin:
-    pass
-"#;
-    let upstream = ["python3".to_owned(), "-c".to_owned(), server.to_owned()];
+    let upstream = common::scenario("long-banner");
     let args = ["--config", config.as_str()];
     let mut p = Running::start(Options {
         proxy_args: &args,
