@@ -15,7 +15,7 @@
 pub mod corpus;
 
 use std::borrow::Cow;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::LazyLock;
 
 use crate::taxonomy::Category;
@@ -349,6 +349,8 @@ fn fnv1a_iter(bytes: impl Iterator<Item = u8>) -> u64 {
 pub struct Sample {
     pub text: String,
     pub category: Category,
+    /// The server or API that said it: a feature must be seen in more than one to count.
+    pub family: String,
 }
 
 /// The samples a model learns from: each case's text with its labelled category.
@@ -358,6 +360,7 @@ pub fn samples(cases: &[corpus::Case]) -> Vec<Sample> {
         .map(|c| Sample {
             text: c.text.clone(),
             category: c.category,
+            family: c.family(),
         })
         .collect()
 }
@@ -370,6 +373,10 @@ pub struct Training {
     pub l2: f64,
     /// Weights closer to zero than this are left out of the model.
     pub prune_below: f64,
+    /// A feature is learned only when the texts of this many families have it: a word only one
+    /// server uses ("6 sad squid snuggle softly", a model's name) says nothing about the next
+    /// server, and learned from one family it made nonsense look confident.
+    pub min_families: usize,
 }
 
 /// The settings the shipped model was trained with.
@@ -378,6 +385,7 @@ pub const TRAINING: Training = Training {
     learning_rate: 0.3,
     l2: 1e-4,
     prune_below: 0.01,
+    min_families: 2,
 };
 
 /// A fingerprint of what a model is trained on: the samples in order and the settings. The
@@ -389,6 +397,8 @@ pub fn fingerprint(samples: &[Sample], training: Training) -> String {
         bytes.push(0);
         bytes.extend_from_slice(s.category.as_str().as_bytes());
         bytes.push(0);
+        bytes.extend_from_slice(s.family.as_bytes());
+        bytes.push(0);
     }
     format!("{:016x}-{}", fnv1a(&bytes), samples.len())
 }
@@ -396,6 +406,13 @@ pub fn fingerprint(samples: &[Sample], training: Training) -> String {
 /// Trains a model on `samples`: softmax regression with L2, by AdaGrad over the samples in a
 /// fixed pseudo-random order, so that the same samples always give the same model.
 pub fn train(samples: &[Sample], training: Training) -> Model<'static> {
+    let mut families: HashMap<String, HashSet<&str>> = HashMap::new();
+    for s in samples {
+        for f in features(&s.text) {
+            families.entry(f).or_default().insert(&s.family);
+        }
+    }
+    let shared = |f: &String| families[f].len() >= training.min_families;
     // Features as dense ids, in order of first appearance.
     let mut names: Vec<String> = Vec::new();
     let mut index: HashMap<String, usize> = HashMap::new();
@@ -404,6 +421,7 @@ pub fn train(samples: &[Sample], training: Training) -> Model<'static> {
         .map(|s| {
             let ids = features(&s.text)
                 .into_iter()
+                .filter(shared)
                 .map(|f| {
                     *index.entry(f.clone()).or_insert_with(|| {
                         names.push(f);
@@ -524,11 +542,32 @@ mod tests {
         assert!(!f.contains(&"w:timeout".to_owned()));
     }
 
+    /// A sample of a family of its own, unless its text says which (`family: text`).
     fn sample(text: &str, category: Category) -> Sample {
+        let (family, text) = text.split_once(": ").unwrap_or((text, text));
         Sample {
             text: text.to_owned(),
             category,
+            family: family.to_owned(),
         }
+    }
+
+    #[test]
+    fn a_word_only_one_family_uses_is_not_learned() {
+        let samples = vec![
+            sample("tesla: flux capacitor failed", Category::Transient),
+            sample("tesla: flux capacitor broke", Category::Transient),
+            sample("acme: quota exceeded", Category::Business),
+            sample("globex: quota exceeded again", Category::Business),
+        ];
+        let one = Training {
+            min_families: 1,
+            ..TRAINING
+        };
+        assert!(train(&samples, one).to_text().contains("w:flux"));
+        let model = train(&samples, TRAINING).to_text();
+        assert!(!model.contains("w:flux"), "{model}");
+        assert!(model.contains("b:quota_exceeded"), "{model}");
     }
 
     #[test]
@@ -542,7 +581,7 @@ mod tests {
                 "monthly quota exceeded, upgrade your plan",
                 Category::Business,
             ),
-            sample("plan limit reached for this workspace", Category::Business),
+            sample("plan limit reached, quota exceeded", Category::Business),
             sample("token lacks the required scope", Category::Permission),
             sample(
                 "you do not have access to this project",

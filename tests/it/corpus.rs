@@ -321,8 +321,8 @@ fn the_default_table_on_the_holdout() {
     HOLDOUT_BARS.check(&all);
 }
 
-/// What the holdout must keep: the figures measured when it was gathered (holdout 4,
-/// 2026-12-02: 84.1%, 94.9%, 2, 8.4%), less a margin for label noise. They guard against
+/// What the holdout must keep: the figures measured when it was gathered (holdout 5,
+/// 2026-12-02: 77.9%, 91.2%, 5, 12.5%), less a margin for label noise. They guard against
 /// regressions; they are not the targets (docs/classification.md), and nobody tunes on the
 /// holdout to pass them.
 struct Bars {
@@ -333,10 +333,10 @@ struct Bars {
 }
 
 const HOLDOUT_BARS: Bars = Bars {
-    category: 82.0,
-    retryable: 93.0,
-    wrongly_retryable: 2,
-    unknown: 10.0,
+    category: 76.0,
+    retryable: 89.0,
+    wrongly_retryable: 5,
+    unknown: 14.0,
 };
 
 impl Bars {
