@@ -8,6 +8,7 @@ use std::process::{Command, Stdio};
 
 use serde_json::{json, Value};
 
+use crate::exit;
 use crate::render::{Profile, META_KEY};
 
 /// The calls the demo makes: (tool, arguments).
@@ -178,14 +179,18 @@ fn raw_text(answer: &Value) -> String {
     format!("{flag}{}", text.replace('\n', "\\n"))
 }
 
-pub fn run_demo(profile: Profile) -> i32 {
-    let me = match std::env::current_exe() {
-        Ok(me) => me,
-        Err(e) => {
-            eprintln!("mcp-errnorm demo: cannot find my own executable: {e}");
-            return crate::cli::exit::INTERNAL;
-        }
-    };
+/// Why the demo could not run (exit code [`exit::INTERNAL`]).
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("mcp-errnorm demo: cannot find my own executable: {0}")]
+    OwnExecutable(#[source] std::io::Error),
+    #[error("mcp-errnorm demo: cannot run the demo server: {0}")]
+    Server(#[source] std::io::Error),
+}
+
+/// Runs the demo: each call to the legacy server directly and through the proxy, side by side.
+pub fn run_demo(profile: Profile) -> Result<i32, Error> {
+    let me = std::env::current_exe().map_err(Error::OwnExecutable)?;
     let profile_name = match profile {
         Profile::Mcp => "mcp",
         Profile::Enterprise => "enterprise",
@@ -199,10 +204,7 @@ pub fn run_demo(profile: Profile) -> i32 {
     );
     let (direct, proxied) = match (direct, proxied) {
         (Ok(d), Ok(p)) => (d, p),
-        (Err(e), _) | (_, Err(e)) => {
-            eprintln!("mcp-errnorm demo: cannot run the demo server: {e}");
-            return crate::cli::exit::INTERNAL;
-        }
+        (Err(e), _) | (_, Err(e)) => return Err(Error::Server(e)),
     };
     println!("mcp-errnorm demo: a legacy MCP server, called directly and through the proxy");
     println!(
@@ -228,5 +230,5 @@ pub fn run_demo(profile: Profile) -> i32 {
         }
         println!();
     }
-    0
+    Ok(exit::OK)
 }

@@ -8,10 +8,10 @@ use std::time::{Duration, Instant};
 use globset::{Glob, GlobSet, GlobSetBuilder};
 use serde::Deserialize;
 
-use crate::classify::MAX_RETRY_AFTER_SECONDS;
 use crate::render::StructuredError;
 use crate::session::ToolInfo;
 use crate::taxonomy::Category;
+use crate::taxonomy::MAX_RETRY_AFTER_SECONDS;
 
 /// `[retry]` in the config file.
 #[derive(Debug, Clone, Deserialize)]

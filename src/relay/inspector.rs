@@ -10,7 +10,7 @@ use arc_swap::ArcSwap;
 use serde_json::value::RawValue;
 use tokio::sync::oneshot;
 
-use crate::config::NonJsonLines;
+use crate::config::{NonJsonLines, DEFAULT_MAX_PENDING};
 use crate::recovery::{Breakers, Policy};
 use crate::redact::Redactor;
 use crate::reload::SharedRewriter;
@@ -18,16 +18,11 @@ use crate::rewrite::{Answer, Handling, Rewriter};
 use crate::session::{
     Answered, AnsweredCall, Deadline, Expired, ProgressLine, Session, Unanswered,
 };
+use crate::sync::lock;
 use crate::taxonomy::Category;
-use crate::unmatched::UnmatchedLog;
 use crate::wire::{self, IdKey, Line, Message};
 
 use super::scan::IdScanner;
-
-/// `max_pending_requests` by default: about 10 MB of requests waiting (some 500 bytes each,
-/// plus their params), far beyond what clients keep in flight (the benchmark's 32), and twice
-/// the 10,000 calls in flight the tests hold.
-pub const DEFAULT_MAX_PENDING: usize = 20_000;
 
 /// What a line (or a timer) makes the relay do.
 #[derive(Debug, Default)]
@@ -39,6 +34,9 @@ pub struct Effects {
     /// A call now has this deadline: whoever watches deadlines must look again by then
     /// ([`Inspector::expire_due`]).
     pub deadline: Option<Instant>,
+    /// Lines to append to the `--log-unmatched` file (failures no rule matched), when
+    /// [`Inspector::log_unmatched`] is on.
+    pub unmatched: Vec<String>,
 }
 
 /// The next attempt of a failed call, to send unless it is no longer wanted by then.
@@ -124,7 +122,8 @@ pub struct Inspector {
     pub rewriter: SharedRewriter,
     pub policy: Policy,
     breakers: Mutex<Breakers>,
-    pub unmatched: Option<UnmatchedLog>,
+    /// Whether failures no rule matched are recorded ([`Effects::unmatched`]).
+    pub log_unmatched: bool,
     pub non_json: NonJsonLines,
     /// How many requests may wait for the upstream's answers; past it, a request is answered
     /// at once instead of sent (`max_pending_requests`): what each waiting one holds is what
@@ -150,7 +149,7 @@ impl Inspector {
             rewriter: Arc::new(ArcSwap::from_pointee(rewriter)),
             policy,
             breakers: Mutex::new(Breakers::default()),
-            unmatched: None,
+            log_unmatched: false,
             non_json: NonJsonLines::default(),
             max_pending: DEFAULT_MAX_PENDING,
             stats: Stats::default(),
@@ -159,7 +158,7 @@ impl Inspector {
     }
 
     fn session(&self) -> std::sync::MutexGuard<'_, Session> {
-        self.session.lock().expect("session lock")
+        lock(&self.session)
     }
 
     /// How many requests wait for an answer.
@@ -502,8 +501,11 @@ impl Inspector {
             attempts = error.attempts,
             "rewrote a failed tool call"
         );
-        if let Some(log) = &self.unmatched {
-            log.record(tool, error);
+        if self.log_unmatched {
+            let now = std::time::SystemTime::now();
+            effects
+                .unmatched
+                .extend(crate::unmatched::record_line(tool, error, now));
         }
         effects
             .to_client
@@ -516,10 +518,7 @@ impl Inspector {
         if !self.policy.breaker_enabled() {
             return Ok(());
         }
-        self.breakers
-            .lock()
-            .expect("breakers lock")
-            .admit(&self.policy, tool, Instant::now())
+        lock(&self.breakers).admit(&self.policy, tool, Instant::now())
     }
 
     fn record_outcome(&self, tool: &str, transient_failure: bool) {
@@ -527,12 +526,7 @@ impl Inspector {
         if !self.policy.breaker_enabled() {
             return;
         }
-        self.breakers.lock().expect("breakers lock").record(
-            &self.policy,
-            tool,
-            transient_failure,
-            Instant::now(),
-        );
+        lock(&self.breakers).record(&self.policy, tool, transient_failure, Instant::now());
     }
 
     /// Whether a long upstream line may stream to the client as it comes, judged from its first
@@ -545,7 +539,7 @@ impl Inspector {
         let mut scanner = IdScanner::default();
         scanner.feed(head);
         let key = match scanner.id() {
-            None if self.replay.lock().expect("replay lock").is_some() => return false,
+            None if lock(&self.replay).is_some() => return false,
             None => None,
             Some(id) => match raw_id(id) {
                 // Not JSON: held, so that the usual reading decides what it is.
@@ -787,12 +781,12 @@ impl Inspector {
             params.get()
         );
         let (tx, rx) = oneshot::channel();
-        *self.replay.lock().expect("replay lock") = Some((IdKey::Str(id), tx));
+        *lock(&self.replay) = Some((IdKey::Str(id), tx));
         Some((line.into_bytes(), rx))
     }
 
     fn is_replay_answer(&self, id: &RawValue) -> bool {
-        let mut replay = self.replay.lock().expect("replay lock");
+        let mut replay = lock(&self.replay);
         if replay
             .as_ref()
             .is_some_and(|(key, _)| IdKey::new(id).as_ref() == Some(key))

@@ -11,8 +11,8 @@ use toml::Spanned;
 use super::lint::{contradiction, unscoped_success_rule};
 use super::locate::{inline_rule_id_around, rule_id_around, Lines};
 use super::{Example, LazyRegex, Rule, Tier, EMBEDDED_DEFAULTS};
-use crate::classify::MAX_RETRY_AFTER_SECONDS;
 use crate::diagnostic::{Diagnostic, SourceFile};
+use crate::taxonomy::MAX_RETRY_AFTER_SECONDS;
 use crate::taxonomy::{self, Category, Source};
 use crate::template::{Template, BUILTINS};
 

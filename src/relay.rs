@@ -34,7 +34,7 @@ use tokio::signal::unix::{signal, SignalKind};
 use tokio::sync::oneshot;
 use tokio::time::{sleep_until, timeout, Instant};
 
-pub use inspector::{Effects, Inspector, Retry, Stats, Unsettled, DEFAULT_MAX_PENDING};
+pub use inspector::{Effects, Inspector, Retry, Stats, Unsettled};
 use ladder::Ladder;
 pub use pipe::PatientStderr;
 use pipe::{Retire, UpstreamOut};
@@ -43,6 +43,7 @@ pub use stderr::SERVER_STDERR;
 
 use crate::config::{Flags, Settings};
 use crate::reload;
+use crate::sys;
 use crate::unmatched::UnmatchedLog;
 use crate::upstream;
 
@@ -88,7 +89,7 @@ pub async fn run(
     tracing::info!(command = %shown, pid = child.id(), "upstream started");
 
     let mut inspector = Inspector::new(settings.rewriter(), settings.policy.clone());
-    inspector.unmatched = unmatched;
+    inspector.log_unmatched = unmatched.is_some();
     inspector.non_json = settings.non_json_upstream_lines;
     inspector.max_pending = settings.max_pending_requests;
     let inspector = Arc::new(inspector);
@@ -101,6 +102,7 @@ pub async fn run(
     let io = Arc::new(
         Io::new(
             inspector.clone(),
+            unmatched,
             settings.max_line_bytes,
             settings.stream_answers_over,
         )
@@ -431,7 +433,7 @@ async fn end_leftovers(term_wait: Duration, terminated: Option<Instant>) {
             count = left.len(),
             "processes the upstream started still run after it exited: SIGTERM"
         );
-        upstream::signal_leftovers(libc::SIGTERM);
+        upstream::signal_leftovers(sys::SIGTERM);
         Instant::now()
     });
     let gone = || {
@@ -445,7 +447,7 @@ async fn end_leftovers(term_wait: Duration, terminated: Option<Instant>) {
         }
     }
     tracing::warn!("processes the upstream started still run after SIGTERM: SIGKILL");
-    upstream::signal_leftovers(libc::SIGKILL);
+    upstream::signal_leftovers(sys::SIGKILL);
     let give_up = Instant::now() + DRAIN_WAIT;
     while !gone() {
         if Instant::now() >= give_up {
@@ -557,14 +559,14 @@ async fn supervise(
                     Ladder::Closing { at, taken } => {
                         Ladder::closing_on(at, taken, io, settings).unwrap_or_else(|| {
                             tracing::info!("upstream still running after its stdin closed: SIGTERM");
-                            upstream::signal(child, libc::SIGTERM);
+                            upstream::signal(child, sys::SIGTERM);
                             terminated.get_or_insert_with(Instant::now);
                             Ladder::Terminating(Instant::now() + settings.term_wait)
                         })
                     }
                     _ => {
                         tracing::warn!("upstream still running after SIGTERM: SIGKILL");
-                        upstream::signal(child, libc::SIGKILL);
+                        upstream::signal(child, sys::SIGKILL);
                         Ladder::Killed
                     }
                 };
@@ -655,12 +657,12 @@ impl Signals {
     }
 
     /// The next SIGINT, SIGTERM or SIGQUIT, which is passed to the upstream and stops the proxy.
-    async fn next_stop(&mut self) -> (libc::c_int, &'static str) {
+    async fn next_stop(&mut self) -> (sys::Signal, &'static str) {
         loop {
             tokio::select! {
-                _ = self.int.recv() => return (libc::SIGINT, "SIGINT"),
-                _ = self.term.recv() => return (libc::SIGTERM, "SIGTERM"),
-                _ = self.quit.recv() => return (libc::SIGQUIT, "SIGQUIT"),
+                _ = self.int.recv() => return (sys::SIGINT, "SIGINT"),
+                _ = self.term.recv() => return (sys::SIGTERM, "SIGTERM"),
+                _ = self.quit.recv() => return (sys::SIGQUIT, "SIGQUIT"),
                 _ = self.usr1.recv() => tracing::info!("{}", self.inspector.stats.summary()),
                 _ = self.usr2.recv() => tracing::info!("{}", self.inspector.stats.summary()),
             }
