@@ -855,3 +855,140 @@ fn log_kept_line(text: &str, len: u64, redactor: &Redactor) {
         "upstream wrote a non-JSON line to stdout (kept from the client): {shown}{rest}"
     );
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diagnostic::SourceFile;
+    use crate::render::Profile;
+    use crate::rules::RuleSet;
+
+    /// One rule (`locked`), no embedded rules and no model: what no rule matches is unknown.
+    fn inspector() -> Inspector {
+        let rules = SourceFile::new(
+            "rules.toml",
+            "[[rule]]\nid = \"locked\"\nmatch = 'account is locked'\ncategory = \"permission\"\n",
+        );
+        let rules = RuleSet::load(&[rules], &[])
+            .expect("the rule loads")
+            .with_fallback_model(false);
+        let rewriter = Rewriter {
+            rules: Arc::new(rules),
+            profile: Profile::Mcp,
+            rewrite_rpc_errors: true,
+            not_found_is_empty: globset::GlobSet::empty(),
+            redactor: Redactor::defaults(),
+            hidden_failures: false,
+        };
+        Inspector::new(rewriter, Policy::default())
+    }
+
+    fn line(text: &str) -> Vec<u8> {
+        format!("{text}\n").into_bytes()
+    }
+
+    fn call(id: u64, tool: &str) -> Vec<u8> {
+        line(&format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{tool}","arguments":{{}}}}}}"#
+        ))
+    }
+
+    fn failed(id: u64, text: &str) -> Vec<u8> {
+        line(&format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":[{{"type":"text","text":"{text}"}}],"isError":true}}}}"#
+        ))
+    }
+
+    fn json(line: &[u8]) -> serde_json::Value {
+        serde_json::from_slice(line).expect("a JSON line")
+    }
+
+    #[test]
+    fn a_request_goes_to_the_upstream_as_the_same_bytes() {
+        let inspector = inspector();
+        let request = call(1, "read");
+        let effects = inspector.client_line(request.clone());
+        assert_eq!(effects.to_upstream, [request]);
+        assert!(effects.to_client.is_empty());
+        assert_eq!(inspector.waiting(), 1);
+    }
+
+    #[test]
+    fn a_success_and_an_unknown_answer_pass_as_the_same_bytes() {
+        let inspector = inspector();
+        inspector.client_line(call(1, "read"));
+        let success = line(r#"{"jsonrpc":"2.0","id":1,"result":{"content":[],"isError":false}}"#);
+        let effects = inspector.upstream_line(success.clone());
+        assert_eq!(effects.to_client, [success]);
+        assert_eq!(inspector.waiting(), 0);
+        // An answer to nothing the client asked is not the proxy's to change.
+        let stray = failed(99, "account is locked");
+        assert_eq!(inspector.upstream_line(stray.clone()).to_client, [stray]);
+    }
+
+    #[test]
+    fn a_failed_call_is_rewritten_with_the_rule_that_decided_it() {
+        let inspector = inspector();
+        inspector.client_line(call(7, "login"));
+        let effects = inspector.upstream_line(failed(7, "account is locked"));
+        let [answer] = &effects.to_client[..] else {
+            panic!("one answer: {:?}", effects.to_client)
+        };
+        let answer = json(answer);
+        assert_eq!(answer["id"], 7);
+        assert_eq!(answer["result"]["isError"], true);
+        let error = &answer["result"]["_meta"]["mcp-errnorm/error"];
+        assert_eq!(error["errorCategory"], "permission");
+        assert_eq!(error["ruleId"], "locked");
+        assert!(effects.to_upstream.is_empty());
+        assert!(effects.retries.is_empty());
+    }
+
+    #[test]
+    fn failures_no_rule_matched_are_returned_to_record_never_written_here() {
+        let inspector = inspector();
+        inspector.client_line(call(1, "query"));
+        let effects = inspector.upstream_line(failed(1, "the frobnicator broke"));
+        assert!(effects.unmatched.is_empty(), "recording is off by default");
+
+        let mut inspector = self::inspector();
+        inspector.log_unmatched = true;
+        inspector.client_line(call(1, "query"));
+        let effects = inspector.upstream_line(failed(1, "the frobnicator broke"));
+        let [record] = &effects.unmatched[..] else {
+            panic!("one record: {:?}", effects.unmatched)
+        };
+        let record = json(record.as_bytes());
+        assert_eq!(record["tool"], "query");
+        assert_eq!(record["text"], "the frobnicator broke");
+        assert_eq!(record["source"], "result");
+        // A failure a rule decided is not recorded.
+        inspector.client_line(call(2, "login"));
+        let effects = inspector.upstream_line(failed(2, "account is locked"));
+        assert!(effects.unmatched.is_empty());
+    }
+
+    #[test]
+    fn past_max_pending_a_request_is_answered_at_once_instead_of_sent() {
+        let mut inspector = inspector();
+        inspector.max_pending = 1;
+        assert_eq!(inspector.client_line(call(1, "read")).to_upstream.len(), 1);
+        let effects = inspector.client_line(call(2, "read"));
+        assert!(effects.to_upstream.is_empty());
+        let [answer] = &effects.to_client[..] else {
+            panic!("one answer: {:?}", effects.to_client)
+        };
+        let answer = json(answer);
+        assert_eq!(answer["id"], 2);
+        assert_eq!(inspector.waiting(), 1);
+    }
+
+    #[test]
+    fn a_non_json_upstream_line_is_kept_from_the_client_unless_forwarded() {
+        let mut inspector = inspector();
+        let banner = line("server 1.0 listening");
+        assert!(inspector.upstream_line(banner.clone()).to_client.is_empty());
+        inspector.non_json = NonJsonLines::Forward;
+        assert_eq!(inspector.upstream_line(banner.clone()).to_client, [banner]);
+    }
+}

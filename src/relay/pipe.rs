@@ -310,3 +310,92 @@ impl Write for PatientStderr {
         std::io::stderr().flush()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pipe() -> (OwnedFd, OwnedFd) {
+        let (reader, writer) = std::io::pipe().expect("a pipe");
+        (reader.into(), writer.into())
+    }
+
+    #[test]
+    fn a_retired_pump_reads_what_was_left_then_the_pipe_ends() {
+        let (reader, writer) = pipe();
+        // The writer stays open, as a grandchild that holds the upstream's stdout would.
+        let mut writer = File::from(writer);
+        let mut out = UpstreamOut::new(reader).expect("set up");
+        let retire = out.retire();
+        writer.write_all(b"last words").unwrap();
+        retire.retire();
+        let mut buf = [0; 64];
+        assert_eq!(out.read(&mut buf).unwrap(), 10);
+        assert_eq!(&buf[..10], b"last words");
+        assert_eq!(retire.read(), 10);
+        // Nothing left: the read that would wait ends the pipe instead.
+        assert_eq!(out.read(&mut buf).unwrap(), 0);
+    }
+
+    #[test]
+    fn past_as_much_as_the_pipe_holds_after_retiring_nothing_more_is_the_upstreams() {
+        let (_, wake) = std::io::pipe().expect("a pipe");
+        let retire = Retire {
+            waiting: AtomicBool::new(false),
+            read: AtomicU64::new(100),
+            read_at_retire: AtomicU64::new(NOT_RETIRED),
+            capacity: 10,
+            wake,
+        };
+        assert!(!retire.retired());
+        retire.read.store(1_000, Ordering::SeqCst);
+        assert!(
+            !retire.past_what_was_left(),
+            "not retired: all of it is read"
+        );
+        retire.retire();
+        assert!(retire.retired());
+        retire.read.store(1_010, Ordering::SeqCst);
+        assert!(
+            !retire.past_what_was_left(),
+            "the pipe's worth is the upstream's"
+        );
+        retire.read.store(1_011, Ordering::SeqCst);
+        assert!(retire.past_what_was_left());
+    }
+
+    #[test]
+    fn a_write_to_a_full_pipe_gives_up_once_its_upstream_exited() {
+        let (_reader, writer) = pipe();
+        let exited = Arc::new(AtomicU64::new(0));
+        let mut stdin = UpstreamPipe::new(writer, 2, exited.clone());
+        // Generation 1 exited, not this one's: the pipe takes what it holds.
+        exited.store(1, Ordering::SeqCst);
+        assert!(stdin.write(&[b'x'; 1024]).is_ok());
+        // Its own upstream exited: a write that would wait fails instead of waiting for ever.
+        exited.store(2, Ordering::SeqCst);
+        let e = stdin.write_all(&vec![b'x'; 1 << 20]).unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::BrokenPipe);
+    }
+
+    #[test]
+    fn a_reader_gone_is_seen_without_writing() {
+        let (reader, writer) = pipe();
+        assert!(!reader_gone(writer.as_raw_fd()));
+        drop(reader);
+        assert!(reader_gone(writer.as_raw_fd()));
+    }
+
+    #[test]
+    fn the_client_is_seen_taking_what_is_written_to_it() {
+        let (reader, writer) = pipe();
+        let delivery = Arc::new(Delivery::default());
+        let mut out = ClientOut::new(writer, delivery.clone());
+        out.write_all(b"0123456789").unwrap();
+        assert_eq!(delivery.taken(), 10);
+        assert!(!delivery.writing());
+        let mut got = [0; 10];
+        File::from(reader).read_exact(&mut got).unwrap();
+        assert_eq!(&got, b"0123456789");
+    }
+}
