@@ -222,6 +222,7 @@ fn structured(rewriter: &Rewriter, failure: Failure) -> StructuredError {
 }
 
 /// `classify`: the canonical error on stdout; the deciding rule (or every candidate) on stderr.
+// Long: the explanation as printed: the deciding rule or the model, then every candidate.
 pub fn classify(args: &ClassifyArgs) -> Result<i32, Error> {
     let settings = load(&args.source.flags())?;
     if args.jsonl {
@@ -339,6 +340,7 @@ const TOP_GROUPS: usize = 20;
 
 /// `coverage`: per rule, per category and unclassified counts for a file of failures; the
 /// failures no rule decided, grouped by shape; with `suggest`, draft rules for those groups.
+// Long: counting, then the report's sections in the order they are printed.
 pub fn coverage(flags: &Flags, file: &Path, suggest: Option<&Path>) -> Result<i32, Error> {
     let settings = load(flags)?;
     let bytes = std::fs::read(file).map_err(|source| Error::Read {

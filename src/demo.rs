@@ -35,26 +35,34 @@ fn demo_calls() -> Vec<(&'static str, Value)> {
     ]
 }
 
-/// The legacy server's answer to each tool: `Ok(text)` a success, `Err(text)` an `isError`
-/// result; `None` an unknown tool (answered as the Python SDK does, with a JSON-RPC error).
-fn legacy_behaviour(tool: &str, args: &Value) -> Option<Result<String, String>> {
+/// What the legacy server answers a tool call with: a text, as a success or as an `isError`
+/// result.
+enum Answer {
+    Success(String),
+    Failure(String),
+}
+
+/// The legacy server's answer to each tool; `None` an unknown tool (answered as the Python SDK
+/// does, with a JSON-RPC error).
+fn legacy_behaviour(tool: &str, args: &Value) -> Option<Answer> {
     let arg = |key: &str| args.get(key).map_or(String::new(), |v| v.to_string());
+    use Answer::{Failure, Success};
     Some(match tool {
-        "read_file" => Err(format!(
+        "read_file" => Failure(format!(
             "ENOENT: no such file or directory, open {}",
             arg("path").replace('"', "'")
         )),
-        "fetch_url" => Err("fetch failed".into()),
-        "search_orders" => Err("429 Too Many Requests: rate limit exceeded, retry after 30s".into()),
-        "delete_record" => Err("Error: 403 Forbidden - token lacks scope records:write".into()),
-        "transfer_funds" => Err("Transfer rejected: insufficient funds (balance 12.00 < 250.00)".into()),
-        "create_invoice" => Err(
+        "fetch_url" => Failure("fetch failed".into()),
+        "search_orders" => Failure("429 Too Many Requests: rate limit exceeded, retry after 30s".into()),
+        "delete_record" => Failure("Error: 403 Forbidden - token lacks scope records:write".into()),
+        "transfer_funds" => Failure("Transfer rejected: insufficient funds (balance 12.00 < 250.00)".into()),
+        "create_invoice" => Failure(
             "Error executing tool create_invoice: 1 validation error for create_invoiceArguments\n\
              amount\n  Input should be greater than 0 [type=greater_than, input_value=-5, input_type=int]"
                 .into(),
         ),
-        "get_weather" => Ok(format!("Weather in {}: 14°C, light rain", arg("city").trim_matches('"'))),
-        "generate_report" => Err("Report engine stopped with code 0x2a".into()),
+        "get_weather" => Success(format!("Weather in {}: 14°C, light rain", arg("city").trim_matches('"'))),
+        "generate_report" => Failure("Report engine stopped with code 0x2a".into()),
         _ => return None,
     })
 }
@@ -92,10 +100,10 @@ pub fn serve() -> i32 {
                 let tool = request["params"]["name"].as_str().unwrap_or_default();
                 let args = &request["params"]["arguments"];
                 match legacy_behaviour(tool, args) {
-                    Some(Ok(text)) => {
+                    Some(Answer::Success(text)) => {
                         json!({"result": {"content": [{"type": "text", "text": text}]}})
                     }
-                    Some(Err(text)) => json!({"result": {
+                    Some(Answer::Failure(text)) => json!({"result": {
                         "content": [{"type": "text", "text": text}], "isError": true
                     }}),
                     None => {

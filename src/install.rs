@@ -313,6 +313,7 @@ fn backup_path(path: &Path) -> PathBuf {
 
 /// Carries out `action` on the chosen servers of the client's files; `own` is this binary's
 /// path, by which the servers it wraps are known whatever its name.
+// Long: the servers of every file chosen, wrapped or unwrapped, reported, and written at once.
 fn run(
     env: &Env,
     client: Option<&str>,

@@ -72,6 +72,7 @@ pub enum StartError {
 
 /// Runs the proxy until the upstream has exited for good; returns the exit code for the proxy.
 /// `flags` are where `settings` came from, for reloading them.
+// Long: the restart loop, each step a call; what to do next is the Supervisor's decision.
 pub async fn run(
     command: &[String],
     flags: Flags,
@@ -497,6 +498,7 @@ struct End {
 
 /// Watches one upstream until it exits: passes signals on, and walks the shutdown ladder when
 /// the client leaves or the proxy is told to stop.
+// Long: one select! over every event of a running upstream; each arm is a few lines.
 async fn supervise(
     io: &Arc<Io>,
     child: &mut Child,

@@ -91,7 +91,7 @@ pub fn release_memory_with(release: fn()) {
 /// The first pass over all `patterns` at once. Each pattern compiles alone within
 /// `REGEX_SIZE_LIMIT` (checked at load), and their union, without capture groups, is no larger
 /// than the sum of them, so its limit is not reached in practice.
-fn build_first_pass(patterns: &[&str]) -> Result<FirstPass, String> {
+fn build_first_pass(patterns: &[&str]) -> Result<FirstPass, first_pass::FirstPassError> {
     // The search runs all patterns at once with a lazy DFA; its cache must grow with the number
     // of patterns, or the search falls back to a far slower engine (milliseconds per failure at
     // a hundred rules). The cache grows only as it is used.

@@ -96,31 +96,16 @@ pub struct Sources {
 impl Settings {
     /// Resolves the flags over the config file over defaults, and compiles the rule files. All
     /// or nothing: any problem in any file fails the whole, with every problem listed.
+    // Long: every key in one pass, so that every problem is listed at once.
     pub fn resolve(flags: &Flags, sources: Sources) -> Result<Settings, Diagnostics> {
         let (config_file, config) = sources
             .config
             .unwrap_or_else(|| (SourceFile::new("(config)", ""), ConfigFile::default()));
         let files = files_of(flags, &config);
         let base = config_dir(flags);
-        let mut user = Vec::new();
         let mut problems = Vec::new();
-        for file in sources.rule_files {
-            match file {
-                Ok(file) => user.push(file),
-                Err(d) => problems.push(d),
-            }
-        }
-        let all_read = problems.is_empty();
         let use_defaults = !flags.no_default_rules && config.default_rules.unwrap_or(true);
-        let defaults = if use_defaults {
-            default_sources()
-        } else {
-            Vec::new()
-        };
-        // Every problem is listed, from the rules to the last key, before giving up.
-        let rules = all_read
-            .then(|| RuleSet::load(&user, &defaults).map_err(|d| problems.extend(d.0)))
-            .and_then(Result::ok);
+        let rules = rule_set(sources.rule_files, use_defaults, &mut problems);
         // The environment's level counts only where neither the flag nor the file names one,
         // and is judged like them: a bad one would otherwise be dropped for `info` unseen.
         let env_level = (flags.log_level.is_none() && config.log_level.is_none())
@@ -132,11 +117,8 @@ impl Settings {
         ] {
             if let Some(Err(e)) = level.map(check_log_level) {
                 problems.push(Diagnostic {
-                    file: named_at.into(),
-                    line: 0,
-                    col: 0,
-                    rule: None,
                     message: e.to_string(),
+                    ..named_by_flag(named_at)
                 });
             }
         }
@@ -153,7 +135,7 @@ impl Settings {
             max_pending_requests: config.max_pending_requests.unwrap_or(DEFAULT_MAX_PENDING),
         };
         let policy = Policy::new(config.retry, config.timeouts, config.breaker)
-            .map_err(|(key, message)| note(at(key), message))
+            .map_err(|e| note(at(e.key), e.to_string()))
             .ok();
         let not_found_is_empty = globs(&config.not_found_is_empty)
             .map_err(|all| {
@@ -173,18 +155,15 @@ impl Settings {
             }
         }
         let log_level = flags.log_level.clone().or(config.log_level).or(env_level);
-        // The server's environment: what `execve` cannot take is said here, at its key.
-        for (name, value) in &config.env {
-            if name.is_empty() || name.contains(['=', '\0']) || value.contains('\0') {
-                note(
-                    env_key_offset(&config_file.text, name),
-                    format!(
-                        "[env] '{}': a variable's name must be non-empty, without '=' or NUL, \
-                         and its value without NUL",
-                        name.escape_debug()
-                    ),
-                );
-            }
+        for (name, at) in bad_env(&config.env, &config_file.text) {
+            note(
+                at,
+                format!(
+                    "[env] '{}': a variable's name must be non-empty, without '=' or NUL, \
+                     and its value without NUL",
+                    name.escape_debug()
+                ),
+            );
         }
         let log_file = flags
             .log_file
@@ -194,28 +173,24 @@ impl Settings {
             .log_unmatched
             .clone()
             .or_else(|| config.log_unmatched.map(|p| base.join(p)));
-        let mut log_paths = Vec::new();
-        for (key, flag, path) in [
+        let log_paths = [
             ("log_file", &flags.log_file, &log_file),
             ("log_unmatched", &flags.log_unmatched, &log_unmatched),
-        ] {
-            let Some(path) = path else { continue };
+        ]
+        .into_iter()
+        .filter_map(|(key, flag, path)| {
+            let path = path.clone()?;
             let named_at = match flag {
-                Some(_) => Diagnostic {
-                    file: format!("--{}", key.replace('_', "-")),
-                    line: 0,
-                    col: 0,
-                    rule: None,
-                    message: String::new(),
-                },
+                Some(_) => named_by_flag(key),
                 None => config_file.diagnostic(at(key).map(|o| o..o), None, ""),
             };
-            log_paths.push(LogPath {
+            Some(LogPath {
                 key,
-                path: path.clone(),
+                path,
                 named_at,
-            });
-        }
+            })
+        })
+        .collect();
         let (Some(rules), Some(policy), Some(not_found_is_empty), Some(redactor), true) = (
             rules,
             policy,
@@ -254,6 +229,59 @@ impl Settings {
             env: config.env,
         })
     }
+}
+
+/// The rule files read, compiled over the embedded rules (`use_defaults`); `None` with the
+/// problems told when a file could not be read or does not compile.
+fn rule_set(
+    files: Vec<Result<SourceFile, Diagnostic>>,
+    use_defaults: bool,
+    problems: &mut Vec<Diagnostic>,
+) -> Option<RuleSet> {
+    let mut user = Vec::new();
+    for file in files {
+        match file {
+            Ok(file) => user.push(file),
+            Err(d) => problems.push(d),
+        }
+    }
+    if !problems.is_empty() {
+        return None;
+    }
+    let defaults = if use_defaults {
+        default_sources()
+    } else {
+        Vec::new()
+    };
+    RuleSet::load(&user, &defaults)
+        .map_err(|d| problems.extend(d.0))
+        .ok()
+}
+
+/// A place for a problem with what a flag (`--log-file`) or the environment names.
+fn named_by_flag(name: &str) -> Diagnostic {
+    let file = match name.strip_prefix("--") {
+        Some(_) => name.to_owned(),
+        None if name == LOG_LEVEL_ENV => name.to_owned(),
+        None => format!("--{}", name.replace('_', "-")),
+    };
+    Diagnostic {
+        file,
+        line: 0,
+        col: 0,
+        rule: None,
+        message: String::new(),
+    }
+}
+
+/// The variables of `[env]` that `execve` cannot take, and where each is written in `text`.
+fn bad_env<'a>(env: &'a BTreeMap<String, String>, text: &str) -> Vec<(&'a String, Option<usize>)> {
+    env.iter()
+        .filter(|(name, value)| {
+            name.is_empty() || name.contains(['=', '\0']) || value.contains('\0')
+        })
+        .map(|(name, _)| (name, env_key_offset(text, name)))
+        .collect()
 }
 
 /// `not_found_is_empty`: the tools whose "not found" is an empty answer; every glob that is

@@ -131,6 +131,7 @@ impl Problems<'_> {
 
 /// One rule as written -> one compiled rule, or `None` with its problems listed: each key has
 /// its validator below, run in the order of the problems they report.
+// Long: one call per key's validator, then the rule built from what they return.
 fn compile_rule(
     file: &SourceFile,
     lines: &Lines,
@@ -423,7 +424,7 @@ fn template(
     p: &mut Problems,
 ) -> Option<Template> {
     Template::parse(t.get_ref(), known)
-        .map_err(|e| p.at(t.span(), e))
+        .map_err(|e| p.at(t.span(), e.to_string()))
         .ok()
 }
 
