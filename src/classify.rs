@@ -159,10 +159,7 @@ fn plain_message(failure: Failure) -> String {
     }
 }
 
-/// The longest retry delay the proxy itself waits or says, in seconds: a day. A rule's
-/// `retry_after` and `[retry] max_retry_after_seconds` are refused above it, which keeps every
-/// delay the proxy sleeps far from overflowing as milliseconds.
-pub const MAX_RETRY_AFTER_SECONDS: u64 = 86_400;
+pub use crate::taxonomy::MAX_RETRY_AFTER_SECONDS;
 
 /// The longest delay a failure's text (or a rule's capture) can announce: the largest integer a
 /// JSON number holds exactly. A longer one is not cut to a day, which would make a proxy whose

@@ -5,20 +5,62 @@ use std::path::{Path, PathBuf};
 
 use clap::{Args, CommandFactory, Parser, Subcommand};
 
+use crate::commands::{ClassifyArgs, RuleArgs};
 use crate::config::{Flags, LogFormat, Settings};
+use crate::diagnostic::Diagnostics;
+use crate::exit;
+use crate::relay::StartError;
 use crate::render::Profile;
 use crate::unmatched::UnmatchedLog;
 
-/// Exit codes of the proxy itself; otherwise it exits with the upstream's status.
-pub mod exit {
-    /// Bad usage, or an invalid config or rule file (sysexits EX_USAGE).
-    pub const USAGE: i32 = 64;
-    /// The upstream server could not be started (sysexits EX_UNAVAILABLE).
-    pub const CANNOT_START: i32 = 69;
-    /// An internal error (sysexits EX_SOFTWARE).
-    pub const INTERNAL: i32 = 70;
-    /// `install`/`uninstall` could not write a file (sysexits EX_IOERR).
-    pub const IO_ERROR: i32 = 74;
+/// Why the command line could not do its work: one type for every subcommand, each error with
+/// the exit code it means. `main` prints it (it is the one place that does) and exits.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("mcp-errnorm: invalid configuration, nothing started:\n{0}")]
+    InvalidConfig(Diagnostics),
+    #[error("mcp-errnorm: {0}; nothing started")]
+    LogFile(#[source] LogFileError),
+    #[error("mcp-errnorm: cannot start the runtime: {0}")]
+    Runtime(#[source] std::io::Error),
+    #[error("mcp-errnorm: cannot open {} for --log-unmatched: {source}", path.display())]
+    UnmatchedLog {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("mcp-errnorm: {0}")]
+    Start(#[from] StartError),
+    #[error("mcp-errnorm: cannot write the man page: {0}")]
+    Man(#[source] std::io::Error),
+    #[error(transparent)]
+    Tool(#[from] crate::commands::Error),
+    #[error(transparent)]
+    Install(#[from] crate::install::Error),
+    #[error(transparent)]
+    Demo(#[from] crate::demo::Error),
+}
+
+impl Error {
+    /// The exit code this error means.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            Error::InvalidConfig(_) | Error::LogFile(_) | Error::UnmatchedLog { .. } => exit::USAGE,
+            Error::Start(_) => exit::CANNOT_START,
+            Error::Runtime(_) | Error::Man(_) | Error::Demo(_) => exit::INTERNAL,
+            Error::Tool(e) => e.exit_code(),
+            Error::Install(e) => e.code,
+        }
+    }
+}
+
+/// The log file could not be opened.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot open the log file {}: {source}", path.display())]
+pub struct LogFileError {
+    path: PathBuf,
+    #[source]
+    source: std::io::Error,
 }
 
 #[derive(Debug, Parser)]
@@ -41,20 +83,6 @@ pub struct Cli {
     pub command: Option<Command>,
     #[command(flatten)]
     pub run: RunArgs,
-}
-
-/// Where the configuration and rules come from; shared by run mode and the rule tools.
-#[derive(Debug, Clone, Args)]
-pub struct RuleArgs {
-    /// Config file (TOML); see config.example.toml.
-    #[arg(long, value_name = "FILE")]
-    pub config: Option<PathBuf>,
-    /// A rule file layered over the defaults; repeatable, earlier files are tried first.
-    #[arg(long = "rules", value_name = "FILE")]
-    pub rules: Vec<PathBuf>,
-    /// Use no embedded default rules, only the given ones.
-    #[arg(long)]
-    pub no_default_rules: bool,
 }
 
 /// The options of run mode.
@@ -159,49 +187,6 @@ pub enum Command {
     Man,
 }
 
-/// The options of `classify`.
-#[derive(Debug, Args)]
-pub struct ClassifyArgs {
-    #[command(flatten)]
-    pub source: RuleArgs,
-    /// The tool that failed.
-    #[arg(long, default_value = "tool")]
-    pub tool: String,
-    /// Where the failure came from: an isError result, or a JSON-RPC error.
-    #[arg(long = "source", value_enum, default_value = "result")]
-    pub failure_source: FailureSource,
-    /// The JSON-RPC error code (with --source rpc).
-    #[arg(long, allow_hyphen_values = true)]
-    pub code: Option<i64>,
-    /// List every rule that matches, in the order they are tried.
-    #[arg(long)]
-    pub explain: bool,
-    /// Read JSON lines from stdin ({"text", "tool", "source", "code"}) and print one result per line.
-    #[arg(long, conflicts_with = "text")]
-    pub jsonl: bool,
-    /// The failure text; `-` reads it from stdin.
-    #[arg(required_unless_present = "jsonl")]
-    pub text: Option<String>,
-}
-
-/// `--source` of `classify`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum FailureSource {
-    Result,
-    Rpc,
-}
-
-impl RuleArgs {
-    pub fn flags(&self) -> Flags {
-        Flags {
-            config: self.config.clone(),
-            rules: self.rules.clone(),
-            no_default_rules: self.no_default_rules,
-            ..Flags::default()
-        }
-    }
-}
-
 impl RunArgs {
     fn flags(&self) -> Flags {
         Flags {
@@ -215,44 +200,46 @@ impl RunArgs {
     }
 }
 
-/// Runs the command line; returns the process exit code.
-pub fn main(cli: Cli) -> i32 {
+/// Runs the command line: the exit code of what ran, or why it could not run.
+pub fn run(cli: Cli) -> Result<i32, Error> {
     if cli.command.is_some() {
         // The tools end as any Unix tool does when their reader goes (`classify --jsonl |
         // head -1`), where Rust's ignored SIGPIPE would make their next print panic. The proxy
         // keeps it ignored: a client gone is an error it handles.
-        // SAFETY: setting a signal's disposition to its default, before any thread starts.
-        unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
+        crate::sys::default_sigpipe();
     }
+    // The memory the rules' first pass took to compile goes back to the system once it is built.
+    crate::rules::release_memory_with(crate::sys::release_memory);
     match cli.command {
         Some(Command::Demo { profile }) => {
             let _ = init_logging(None, LogFormat::Text, None);
-            crate::demo::run_demo(profile)
+            Ok(crate::demo::run_demo(profile)?)
         }
-        Some(Command::DemoServer) => crate::demo::serve(),
-        Some(Command::Check { source }) => crate::commands::check(&source.flags()),
-        Some(Command::Classify(args)) => crate::commands::classify(&args),
+        Some(Command::DemoServer) => Ok(crate::demo::serve()),
+        Some(Command::Check { source }) => Ok(crate::commands::check(&source.flags())?),
+        Some(Command::Classify(args)) => Ok(crate::commands::classify(&args)?),
         Some(Command::Coverage {
             source,
             suggest,
             file,
-        }) => crate::commands::coverage(&source.flags(), &file, suggest.as_deref()),
-        Some(Command::Init) => crate::commands::init(std::path::Path::new(".")),
-        Some(Command::Install(args)) => crate::install::install(&args),
-        Some(Command::Uninstall(args)) => crate::install::uninstall(&args),
+        }) => Ok(crate::commands::coverage(
+            &source.flags(),
+            &file,
+            suggest.as_deref(),
+        )?),
+        Some(Command::Init) => Ok(crate::commands::init(std::path::Path::new("."))?),
+        Some(Command::Install(args)) => Ok(crate::install::install(&args)?),
+        Some(Command::Uninstall(args)) => Ok(crate::install::uninstall(&args)?),
         Some(Command::Completions { shell }) => {
             let mut out = std::io::stdout();
             clap_complete::generate(shell, &mut Cli::command(), "mcp-errnorm", &mut out);
-            0
+            Ok(exit::OK)
         }
         Some(Command::Man) => {
-            match clap_mangen::Man::new(Cli::command()).render(&mut std::io::stdout()) {
-                Ok(()) => 0,
-                Err(e) => {
-                    eprintln!("mcp-errnorm: cannot write the man page: {e}");
-                    exit::INTERNAL
-                }
-            }
+            clap_mangen::Man::new(Cli::command())
+                .render(&mut std::io::stdout())
+                .map_err(Error::Man)?;
+            Ok(exit::OK)
         }
         None => run_proxy(&cli.run),
     }
@@ -267,75 +254,60 @@ macro_rules! say {
     }};
 }
 
-fn run_proxy(args: &RunArgs) -> i32 {
+fn run_proxy(args: &RunArgs) -> Result<i32, Error> {
     let settings = match Settings::load(&args.flags()) {
         Ok(settings) => {
-            crate::config::release_load_memory();
+            crate::sys::release_memory();
             settings
         }
         Err(problems) => {
             let format = args.log_format.unwrap_or_default();
             let file = args.log_file.as_deref();
-            // Not the flag's level, which may be what is wrong: it is said once, below.
+            // Not the flag's level, which may be what is wrong: it is said once, by `main`.
             let to_file = init_logging(None, format, file).is_ok();
-            say!("mcp-errnorm: invalid configuration, nothing started:\n{problems}");
             if to_file && file.is_some() {
                 // For clients that discard stderr.
                 tracing::error!("invalid configuration, nothing started:\n{problems}");
             }
-            return exit::USAGE;
+            return Err(Error::InvalidConfig(problems));
         }
     };
     let log_to_file = settings.log_file.is_some();
-    if let Err(e) = init_logging(
+    init_logging(
         settings.log_level.as_deref(),
         settings.log_format,
         settings.log_file.as_deref(),
-    ) {
-        say!("mcp-errnorm: {e}; nothing started");
-        return exit::USAGE;
-    }
-    let runtime = match tokio::runtime::Builder::new_current_thread()
+    )
+    .map_err(Error::LogFile)?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-    {
-        Ok(runtime) => runtime,
-        Err(e) => {
-            say!("mcp-errnorm: cannot start the runtime: {e}");
-            return exit::INTERNAL;
-        }
-    };
-    let unmatched = match settings.log_unmatched.as_deref().map(UnmatchedLog::open) {
+        .map_err(Error::Runtime)?;
+    let unmatched = match &settings.log_unmatched {
         None => None,
-        Some(Ok(log)) => Some(log),
-        Some(Err(e)) => {
-            let path = settings
-                .log_unmatched
-                .as_deref()
-                .unwrap_or_else(|| Path::new(""));
-            say!(
-                "mcp-errnorm: cannot open {} for --log-unmatched: {e}",
-                path.display()
-            );
-            return exit::USAGE;
-        }
+        Some(path) => Some(
+            UnmatchedLog::open(path).map_err(|source| Error::UnmatchedLog {
+                path: path.clone(),
+                source,
+            })?,
+        ),
     };
     let run = crate::relay::run(&args.upstream, args.flags(), settings, unmatched);
-    match runtime.block_on(run) {
-        Ok(code) => code,
-        Err(e) => {
-            say!("mcp-errnorm: {e}");
-            if log_to_file {
-                tracing::error!("{e}");
-            }
-            exit::CANNOT_START
+    runtime.block_on(run).map_err(|e| {
+        if log_to_file {
+            tracing::error!("{e}");
         }
-    }
+        Error::Start(e)
+    })
 }
 
 /// Logs go to stderr, or appended to `file`, never to stdout: stdout belongs to the protocol.
 /// Fails only when the log file cannot be opened.
-fn init_logging(level: Option<&str>, format: LogFormat, file: Option<&Path>) -> Result<(), String> {
+fn init_logging(
+    level: Option<&str>,
+    format: LogFormat,
+    file: Option<&Path>,
+) -> Result<(), LogFileError> {
     use tracing_subscriber::fmt::writer::BoxMakeWriter;
 
     // The flag's, the config's or MCP_ERRNORM_LOG's level, checked at load; when the load
@@ -345,6 +317,7 @@ fn init_logging(level: Option<&str>, format: LogFormat, file: Option<&Path>) -> 
         .or_else(|| std::env::var(crate::config::LOG_LEVEL_ENV).ok())
         .unwrap_or_else(|| "info".to_owned());
     let checked = crate::config::check_log_level(&filter)
+        .map_err(|e| e.to_string())
         .and_then(|()| tracing_subscriber::EnvFilter::try_new(&filter).map_err(|e| e.to_string()));
     let filter = checked.unwrap_or_else(|e| {
         say!("mcp-errnorm: ignoring log level '{filter}': {e}");
@@ -358,7 +331,10 @@ fn init_logging(level: Option<&str>, format: LogFormat, file: Option<&Path>) -> 
                 .create(true)
                 .append(true)
                 .open(path)
-                .map_err(|e| format!("cannot open the log file {}: {e}", path.display()))?;
+                .map_err(|source| LogFileError {
+                    path: path.to_owned(),
+                    source,
+                })?;
             (BoxMakeWriter::new(std::sync::Mutex::new(file)), false)
         }
         None => (

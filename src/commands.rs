@@ -4,42 +4,135 @@
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, Read};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
+use clap::Args;
 use serde::Deserialize;
 use serde_json::Value;
 
 use crate::check::{find_shadowed, find_shadowed_meanings, run_examples};
 use crate::classify::{self, classify as classify_failure, verdict_of};
-use crate::cli::{exit, ClassifyArgs, FailureSource};
 use crate::config::{Flags, Settings};
 use crate::coverage;
+use crate::diagnostic::Diagnostics;
+use crate::exit;
 use crate::model;
 use crate::render::{AttemptedQuery, OriginalError, StructuredError};
 use crate::rewrite::Rewriter;
 use crate::rules::Failure;
 use crate::taxonomy::{Category, Source};
 
-/// Exit code of `init` when a file is already there (sysexits EX_CANTCREAT).
-const CANNOT_CREATE: i32 = 73;
+/// Where the configuration and rules come from; shared by run mode and the rule tools.
+#[derive(Debug, Clone, Args)]
+pub struct RuleArgs {
+    /// Config file (TOML); see config.example.toml.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// A rule file layered over the defaults; repeatable, earlier files are tried first.
+    #[arg(long = "rules", value_name = "FILE")]
+    pub rules: Vec<PathBuf>,
+    /// Use no embedded default rules, only the given ones.
+    #[arg(long)]
+    pub no_default_rules: bool,
+}
 
-fn load(flags: &Flags) -> Result<Settings, i32> {
-    Settings::load(flags).map_err(|problems| {
-        eprintln!("{problems}");
-        exit::USAGE
-    })
+impl RuleArgs {
+    pub fn flags(&self) -> Flags {
+        Flags {
+            config: self.config.clone(),
+            rules: self.rules.clone(),
+            no_default_rules: self.no_default_rules,
+            ..Flags::default()
+        }
+    }
+}
+
+/// The options of `classify`.
+#[derive(Debug, Args)]
+pub struct ClassifyArgs {
+    #[command(flatten)]
+    pub source: RuleArgs,
+    /// The tool that failed.
+    #[arg(long, default_value = "tool")]
+    pub tool: String,
+    /// Where the failure came from: an isError result, or a JSON-RPC error.
+    #[arg(long = "source", value_enum, default_value = "result")]
+    pub failure_source: FailureSource,
+    /// The JSON-RPC error code (with --source rpc).
+    #[arg(long, allow_hyphen_values = true)]
+    pub code: Option<i64>,
+    /// List every rule that matches, in the order they are tried.
+    #[arg(long)]
+    pub explain: bool,
+    /// Read JSON lines from stdin ({"text", "tool", "source", "code"}) and print one result per line.
+    #[arg(long, conflicts_with = "text")]
+    pub jsonl: bool,
+    /// The failure text; `-` reads it from stdin.
+    #[arg(required_unless_present = "jsonl")]
+    pub text: Option<String>,
+}
+
+/// `--source` of `classify`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum FailureSource {
+    Result,
+    Rpc,
+}
+
+/// Why a rule tool could not do its work; what it found is its exit code instead.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The config or rule files do not load: every problem, one a line.
+    #[error("{0}")]
+    Load(Diagnostics),
+    #[error("mcp-errnorm classify: cannot read stdin: {0}")]
+    Stdin(#[source] std::io::Error),
+    #[error("stdin:{line}: cannot read: {source}")]
+    StdinLine {
+        line: usize,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{}: cannot read: {source}", path.display())]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("mcp-errnorm {tool}: {} already exists; nothing written", path.display())]
+    Exists { tool: &'static str, path: PathBuf },
+    #[error("mcp-errnorm {tool}: cannot write {}: {source}", path.display())]
+    Write {
+        tool: &'static str,
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl Error {
+    /// The exit code this error means.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            Error::Load(_) | Error::Stdin(_) | Error::StdinLine { .. } | Error::Read { .. } => {
+                exit::USAGE
+            }
+            Error::Exists { .. } | Error::Write { .. } => exit::CANNOT_CREATE,
+        }
+    }
+}
+
+fn load(flags: &Flags) -> Result<Settings, Error> {
+    Settings::load(flags).map_err(Error::Load)
 }
 
 /// `check`: invalid files 64; a user rule that can never fire 64; a failing example 1.
-pub fn check(flags: &Flags) -> i32 {
-    let settings = match load(flags) {
-        Ok(s) => s,
-        Err(code) => return code,
-    };
+pub fn check(flags: &Flags) -> Result<i32, Error> {
+    let settings = load(flags)?;
     let rules = &settings.rules;
-    let mut status = 0;
+    let mut status = exit::OK;
     // Opened only when the proxy starts: judged here as the start would.
-    for problem in &settings.unusable_log_paths {
+    for problem in crate::files::unusable_log_paths(&settings) {
         eprintln!("{problem}");
         status = exit::USAGE;
     }
@@ -61,8 +154,8 @@ pub fn check(flags: &Flags) -> i32 {
     for failure in &failures {
         eprintln!("{failure}");
     }
-    if status == 0 && !failures.is_empty() {
-        status = 1;
+    if status == exit::OK && !failures.is_empty() {
+        status = exit::FOUND;
     }
     let examples: usize = rules.rules().iter().map(|r| r.examples.len()).sum();
     let yours = rules.rules().iter().filter(|r| r.user).count();
@@ -70,13 +163,13 @@ pub fn check(flags: &Flags) -> i32 {
         "{} rules ({yours} from your files), {} of {examples} examples passed{}",
         rules.rules().len(),
         examples - failures.len(),
-        if status == 0 {
+        if status == exit::OK {
             ""
         } else {
             ": see the problems above"
         }
     );
-    status
+    Ok(status)
 }
 
 /// One failure as the tools read it: `classify --jsonl` input, `coverage` records and the lines
@@ -129,21 +222,18 @@ fn structured(rewriter: &Rewriter, failure: Failure) -> StructuredError {
 }
 
 /// `classify`: the canonical error on stdout; the deciding rule (or every candidate) on stderr.
-pub fn classify(args: &ClassifyArgs) -> i32 {
-    let settings = match load(&args.source.flags()) {
-        Ok(s) => s,
-        Err(code) => return code,
-    };
+// Long: the explanation as printed: the deciding rule or the model, then every candidate.
+pub fn classify(args: &ClassifyArgs) -> Result<i32, Error> {
+    let settings = load(&args.source.flags())?;
     if args.jsonl {
         return classify_lines(&settings.rewriter());
     }
     let text = match args.text.as_deref() {
         Some("-") => {
             let mut text = String::new();
-            if let Err(e) = std::io::stdin().read_to_string(&mut text) {
-                eprintln!("mcp-errnorm classify: cannot read stdin: {e}");
-                return exit::USAGE;
-            }
+            std::io::stdin()
+                .read_to_string(&mut text)
+                .map_err(Error::Stdin)?;
             text.trim_end_matches(['\r', '\n']).to_owned()
         }
         Some(text) => text.to_owned(),
@@ -217,19 +307,16 @@ pub fn classify(args: &ClassifyArgs) -> i32 {
         }
     }
     println!("{}", structured(&settings.rewriter(), failure).canonical());
-    0
+    Ok(exit::OK)
 }
 
-fn classify_lines(rewriter: &Rewriter) -> i32 {
-    let mut status = 0;
+fn classify_lines(rewriter: &Rewriter) -> Result<i32, Error> {
+    let mut status = exit::OK;
     for (n, line) in std::io::stdin().lock().split(b'\n').enumerate() {
-        let line = match line {
-            Ok(line) => line,
-            Err(e) => {
-                eprintln!("stdin:{}: cannot read: {e}", n + 1);
-                return exit::USAGE;
-            }
-        };
+        let line = line.map_err(|source| Error::StdinLine {
+            line: n + 1,
+            source,
+        })?;
         if line.trim_ascii().is_empty() {
             continue;
         }
@@ -241,11 +328,11 @@ fn classify_lines(rewriter: &Rewriter) -> i32 {
                 let message = format!("stdin:{}: not a failure record: {e}", n + 1);
                 eprintln!("{message}");
                 println!("{}", serde_json::json!({ "error": message }));
-                status = 1;
+                status = exit::FOUND;
             }
         }
     }
-    status
+    Ok(status)
 }
 
 /// How many groups `coverage` lists, and drafts rules for.
@@ -253,18 +340,13 @@ const TOP_GROUPS: usize = 20;
 
 /// `coverage`: per rule, per category and unclassified counts for a file of failures; the
 /// failures no rule decided, grouped by shape; with `suggest`, draft rules for those groups.
-pub fn coverage(flags: &Flags, file: &Path, suggest: Option<&Path>) -> i32 {
-    let settings = match load(flags) {
-        Ok(s) => s,
-        Err(code) => return code,
-    };
-    let bytes = match std::fs::read(file) {
-        Ok(bytes) => bytes,
-        Err(e) => {
-            eprintln!("{}: cannot read: {e}", file.display());
-            return exit::USAGE;
-        }
-    };
+// Long: counting, then the report's sections in the order they are printed.
+pub fn coverage(flags: &Flags, file: &Path, suggest: Option<&Path>) -> Result<i32, Error> {
+    let settings = load(flags)?;
+    let bytes = std::fs::read(file).map_err(|source| Error::Read {
+        path: file.to_owned(),
+        source,
+    })?;
     let mut by_rule: BTreeMap<String, usize> = BTreeMap::new();
     let mut by_category: BTreeMap<&'static str, usize> = BTreeMap::new();
     let (mut total, mut unclassified, mut unreadable) = (0, 0, 0);
@@ -357,13 +439,20 @@ pub fn coverage(flags: &Flags, file: &Path, suggest: Option<&Path>) -> i32 {
                 path.display(),
                 path.display()
             ),
-            Err(e) => {
-                eprintln!("mcp-errnorm coverage: cannot write {}: {e}", path.display());
-                return CANNOT_CREATE;
+            Err(source) => {
+                return Err(Error::Write {
+                    tool: "coverage",
+                    path: path.to_owned(),
+                    source,
+                })
             }
         }
     }
-    i32::from(unclassified > 0 || unreadable > 0)
+    Ok(if unclassified > 0 || unreadable > 0 {
+        exit::FOUND
+    } else {
+        exit::OK
+    })
 }
 
 /// The first `max` characters of `text` on one line.
@@ -379,7 +468,7 @@ const STARTER_CONFIG: &str = include_str!("../docs/examples/starter-config.toml"
 const STARTER_RULES: &str = include_str!("../docs/examples/starter-rules.toml");
 
 /// `init`: writes the starter files into `dir`; refuses if either exists, writing neither.
-pub fn init(dir: &Path) -> i32 {
+pub fn init(dir: &Path) -> Result<i32, Error> {
     let files = [
         ("config.toml", STARTER_CONFIG),
         ("rules.toml", STARTER_RULES),
@@ -387,11 +476,10 @@ pub fn init(dir: &Path) -> i32 {
     // Anything there counts, a link to nowhere too (`exists` follows it and says no).
     let taken = |name: &&str| std::fs::symlink_metadata(dir.join(name)).is_ok();
     if let Some((name, _)) = files.iter().find(|(name, _)| taken(name)) {
-        eprintln!(
-            "mcp-errnorm init: {} already exists; nothing written",
-            dir.join(name).display()
-        );
-        return CANNOT_CREATE;
+        return Err(Error::Exists {
+            tool: "init",
+            path: dir.join(name),
+        });
     }
     for (name, text) in files {
         let path = dir.join(name);
@@ -400,12 +488,15 @@ pub fn init(dir: &Path) -> i32 {
             .create_new(true)
             .open(&path)
             .and_then(|mut f| std::io::Write::write_all(&mut f, text.as_bytes()));
-        if let Err(e) = written {
-            eprintln!("mcp-errnorm init: cannot write {}: {e}", path.display());
-            return CANNOT_CREATE;
+        if let Err(source) = written {
+            return Err(Error::Write {
+                tool: "init",
+                path,
+                source,
+            });
         }
         println!("wrote {}", path.display());
     }
     println!("next: mcp-errnorm check --config config.toml");
-    0
+    Ok(exit::OK)
 }

@@ -8,6 +8,7 @@ use std::process::{Command, Stdio};
 
 use serde_json::{json, Value};
 
+use crate::exit;
 use crate::render::{Profile, META_KEY};
 
 /// The calls the demo makes: (tool, arguments).
@@ -34,26 +35,34 @@ fn demo_calls() -> Vec<(&'static str, Value)> {
     ]
 }
 
-/// The legacy server's answer to each tool: `Ok(text)` a success, `Err(text)` an `isError`
-/// result; `None` an unknown tool (answered as the Python SDK does, with a JSON-RPC error).
-fn legacy_behaviour(tool: &str, args: &Value) -> Option<Result<String, String>> {
+/// What the legacy server answers a tool call with: a text, as a success or as an `isError`
+/// result.
+enum Answer {
+    Success(String),
+    Failure(String),
+}
+
+/// The legacy server's answer to each tool; `None` an unknown tool (answered as the Python SDK
+/// does, with a JSON-RPC error).
+fn legacy_behaviour(tool: &str, args: &Value) -> Option<Answer> {
     let arg = |key: &str| args.get(key).map_or(String::new(), |v| v.to_string());
+    use Answer::{Failure, Success};
     Some(match tool {
-        "read_file" => Err(format!(
+        "read_file" => Failure(format!(
             "ENOENT: no such file or directory, open {}",
             arg("path").replace('"', "'")
         )),
-        "fetch_url" => Err("fetch failed".into()),
-        "search_orders" => Err("429 Too Many Requests: rate limit exceeded, retry after 30s".into()),
-        "delete_record" => Err("Error: 403 Forbidden - token lacks scope records:write".into()),
-        "transfer_funds" => Err("Transfer rejected: insufficient funds (balance 12.00 < 250.00)".into()),
-        "create_invoice" => Err(
+        "fetch_url" => Failure("fetch failed".into()),
+        "search_orders" => Failure("429 Too Many Requests: rate limit exceeded, retry after 30s".into()),
+        "delete_record" => Failure("Error: 403 Forbidden - token lacks scope records:write".into()),
+        "transfer_funds" => Failure("Transfer rejected: insufficient funds (balance 12.00 < 250.00)".into()),
+        "create_invoice" => Failure(
             "Error executing tool create_invoice: 1 validation error for create_invoiceArguments\n\
              amount\n  Input should be greater than 0 [type=greater_than, input_value=-5, input_type=int]"
                 .into(),
         ),
-        "get_weather" => Ok(format!("Weather in {}: 14°C, light rain", arg("city").trim_matches('"'))),
-        "generate_report" => Err("Report engine stopped with code 0x2a".into()),
+        "get_weather" => Success(format!("Weather in {}: 14°C, light rain", arg("city").trim_matches('"'))),
+        "generate_report" => Failure("Report engine stopped with code 0x2a".into()),
         _ => return None,
     })
 }
@@ -91,10 +100,10 @@ pub fn serve() -> i32 {
                 let tool = request["params"]["name"].as_str().unwrap_or_default();
                 let args = &request["params"]["arguments"];
                 match legacy_behaviour(tool, args) {
-                    Some(Ok(text)) => {
+                    Some(Answer::Success(text)) => {
                         json!({"result": {"content": [{"type": "text", "text": text}]}})
                     }
-                    Some(Err(text)) => json!({"result": {
+                    Some(Answer::Failure(text)) => json!({"result": {
                         "content": [{"type": "text", "text": text}], "isError": true
                     }}),
                     None => {
@@ -178,14 +187,18 @@ fn raw_text(answer: &Value) -> String {
     format!("{flag}{}", text.replace('\n', "\\n"))
 }
 
-pub fn run_demo(profile: Profile) -> i32 {
-    let me = match std::env::current_exe() {
-        Ok(me) => me,
-        Err(e) => {
-            eprintln!("mcp-errnorm demo: cannot find my own executable: {e}");
-            return crate::cli::exit::INTERNAL;
-        }
-    };
+/// Why the demo could not run (exit code [`exit::INTERNAL`]).
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("mcp-errnorm demo: cannot find my own executable: {0}")]
+    OwnExecutable(#[source] std::io::Error),
+    #[error("mcp-errnorm demo: cannot run the demo server: {0}")]
+    Server(#[source] std::io::Error),
+}
+
+/// Runs the demo: each call to the legacy server directly and through the proxy, side by side.
+pub fn run_demo(profile: Profile) -> Result<i32, Error> {
+    let me = std::env::current_exe().map_err(Error::OwnExecutable)?;
     let profile_name = match profile {
         Profile::Mcp => "mcp",
         Profile::Enterprise => "enterprise",
@@ -199,10 +212,7 @@ pub fn run_demo(profile: Profile) -> i32 {
     );
     let (direct, proxied) = match (direct, proxied) {
         (Ok(d), Ok(p)) => (d, p),
-        (Err(e), _) | (_, Err(e)) => {
-            eprintln!("mcp-errnorm demo: cannot run the demo server: {e}");
-            return crate::cli::exit::INTERNAL;
-        }
+        (Err(e), _) | (_, Err(e)) => return Err(Error::Server(e)),
     };
     println!("mcp-errnorm demo: a legacy MCP server, called directly and through the proxy");
     println!(
@@ -228,5 +238,5 @@ pub fn run_demo(profile: Profile) -> i32 {
         }
         println!();
     }
-    0
+    Ok(exit::OK)
 }

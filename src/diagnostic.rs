@@ -3,43 +3,6 @@
 use std::fmt;
 use std::ops::Range;
 
-/// The largest config or rule file read: far above any real one (the embedded rules are a few
-/// hundred KiB in all).
-pub const MAX_FILE: u64 = 8 << 20;
-
-/// The bytes of a regular file of at most [`MAX_FILE`], opened without blocking (a FIFO put in
-/// its place since it was looked at would otherwise wait for a writer).
-fn read_regular(path: &std::path::Path) -> std::io::Result<Vec<u8>> {
-    use std::io::Read;
-    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(path)?;
-    let meta = file.metadata()?;
-    // A FIFO (`<(...)` too) can only be read by waiting for its writer, which a reload must
-    // not; a character device (`/dev/null`) reads at once, and the cap below bounds it.
-    if !meta.is_file() && !meta.file_type().is_char_device() {
-        return Err(std::io::Error::other(
-            "not a regular file (a FIFO or `<(...)` cannot be reread: write it to a file)",
-        ));
-    }
-    if meta.len() > MAX_FILE {
-        return Err(std::io::Error::other(format!(
-            "{} bytes, more than the {MAX_FILE} a config or rule file may have",
-            meta.len()
-        )));
-    }
-    let mut bytes = Vec::with_capacity(meta.len() as usize);
-    file.take(MAX_FILE + 1).read_to_end(&mut bytes)?;
-    if bytes.len() as u64 > MAX_FILE {
-        return Err(std::io::Error::other(
-            "it grew past the size a config or rule file may have",
-        ));
-    }
-    Ok(bytes)
-}
-
 /// A file's name (as it should appear in messages) and its text.
 #[derive(Debug, Clone)]
 pub struct SourceFile {
@@ -55,19 +18,8 @@ impl SourceFile {
         }
     }
 
-    /// Reads a config or rule file from disk, naming it by the path given. Only a regular file
-    /// (or a character device) of at most [`MAX_FILE`] is read: a FIFO would block the reader
-    /// (at start, or a reload) until someone writes to it, `/dev/zero` would never end.
-    pub fn read(path: &std::path::Path) -> Result<Self, Diagnostic> {
-        let name = path.display().to_string();
-        let problem = |line, col, message: String| Diagnostic {
-            file: name.clone(),
-            line,
-            col,
-            rule: None,
-            message,
-        };
-        let bytes = read_regular(path).map_err(|e| problem(0, 0, format!("cannot read: {e}")))?;
+    /// A file's bytes as text, or where they stop being UTF-8.
+    pub fn from_bytes(name: String, bytes: Vec<u8>) -> Result<Self, Diagnostic> {
         match String::from_utf8(bytes) {
             Ok(text) => Ok(SourceFile { name, text }),
             Err(e) => {
@@ -75,7 +27,13 @@ impl SourceFile {
                 let valid = &e.as_bytes()[..e.utf8_error().valid_up_to()];
                 let text = std::str::from_utf8(valid).expect("valid up to here");
                 let (line, col) = line_col(text, text.len());
-                Err(problem(line, col, "not UTF-8 text".into()))
+                Err(Diagnostic {
+                    file: name,
+                    line,
+                    col,
+                    rule: None,
+                    message: "not UTF-8 text".into(),
+                })
             }
         }
     }
@@ -198,42 +156,6 @@ pub(crate) fn floor_char_boundary(text: &str, mut offset: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn only_regular_files_of_a_sane_size_in_utf8_are_read() {
-        let dir = tempfile::tempdir().unwrap();
-        let message = |path: &std::path::Path| SourceFile::read(path).unwrap_err().to_string();
-        // A FIFO would block the reader until someone writes to it.
-        let fifo = dir.path().join("rules.toml");
-        let c_path = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
-        // SAFETY: a valid C string.
-        assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0);
-        assert!(
-            message(&fifo).contains("not a regular file"),
-            "{}",
-            message(&fifo)
-        );
-        let zero = message(std::path::Path::new("/dev/zero"));
-        assert!(zero.contains("grew past"), "{zero}");
-        assert_eq!(
-            SourceFile::read(std::path::Path::new("/dev/null"))
-                .unwrap()
-                .text,
-            ""
-        );
-        let big = dir.path().join("big.toml");
-        std::fs::File::create(&big)
-            .unwrap()
-            .set_len(MAX_FILE + 1)
-            .unwrap();
-        assert!(message(&big).contains("more than"), "{}", message(&big));
-        let latin1 = dir.path().join("latin1.toml");
-        std::fs::write(&latin1, b"[[rule]]\nid = \"caf\xe9\"\n").unwrap();
-        assert_eq!(
-            message(&latin1),
-            format!("{}:2:10: not UTF-8 text", latin1.display())
-        );
-    }
 
     #[test]
     fn line_and_column() {

@@ -4,9 +4,11 @@
 //! # Layout
 //!
 //! A pure core (values in, values out; no I/O, unit-tested without processes):
-//! - [`taxonomy`]: categories, sources, well-known error codes and their defaults.
+//! - [`taxonomy`]: categories, sources, well-known error codes and their defaults, and the
+//!   limits every layer shares (`MAX_RETRY_AFTER_SECONDS`).
 //! - [`diagnostic`]: problems in user files, located as `file:line:col` with the rule id.
 //! - [`template`]: `{capture}` message templates, checked at load.
+//! - [`sync`]: the one lock policy (a poisoned lock is taken over, never a second panic).
 //! - [`rules`]: TOML rule files -> one compiled, ordered [`rules::RuleSet`] (by priority, then
 //!   [`rules::Tier`]: a server's own text, then what a failure means, then status tokens).
 //! - [`model`]: the fallback classifier for what no rule matches, its deterministic training,
@@ -26,33 +28,75 @@
 //!   `redact/patterns.rs`).
 //! - [`session`]: requests in flight and their deadlines, the tools the upstream declared, the
 //!   protocol version.
-//! - [`config`]: the config file and the options of a run.
+//! - [`config`]: the config file as written (`config/schema.rs`) and its resolution, with the
+//!   flags, into the [`config::Settings`] of a run (`config/settings.rs`), from texts the shell
+//!   read.
 //!
 //! A thin I/O shell:
+//! - [`sys`]: every `libc` call and every `unsafe` block of the crate (the root denies
+//!   `unsafe_code` elsewhere): pipes without blocking, signals, `prctl`, memory release.
+//! - [`files`]: the user's files on disk: config and rule files read (regular files only),
+//!   `Settings::load`, the log paths probed for `check`.
+//! - [`exit`]: the proxy's own exit codes; only `main` exits.
 //! - [`relay`]: the pumps between client and upstream, retry timers, the one thread that
-//!   enforces time limits, the server's stderr copied (masked) to ours (and to the log file),
-//!   the pipes used without blocking (`relay/pipe.rs`: the server's, so that a pump waiting on
-//!   a server that exited can be let go; ours, which a client may hand over non-blocking), and
-//!   the upstream's lifecycle (shutdown ladder, the last answers of a server that exited,
-//!   restart). Its
-//!   [`relay::Inspector`] holds the per-line decisions (session, rewrite, retries, timeouts,
-//!   breakers) as values, apart from any I/O.
+//!   enforces time limits (`relay/deadlines.rs`), the server's stderr copied (masked) to ours
+//!   (and to the log file), the pipes used without blocking (`relay/pipe.rs`), and the
+//!   upstream's lifecycle (shutdown ladder, the last answers of a server that exited,
+//!   restart). Its [`relay::Inspector`] holds the per-line decisions (session, rewrite,
+//!   retries, timeouts, breakers) as values, apart from any I/O: it returns [`relay::Effects`]
+//!   (lines for each side, retries, deadlines, unmatched failures to record) that the pumps
+//!   carry out.
 //! - [`upstream`]: spawning the server (no shell), signals, exit statuses, and the processes it
 //!   leaves behind (adopted, found in `/proc`, ended with it).
 //! - [`reload`]: polling the config and rule files, swapping in a valid new table.
 //! - [`unmatched`]: `--log-unmatched`, failures no rule matched as JSON lines.
-//! - [`cli`]: the command line (run mode, `demo`, the rule tools).
 //! - [`log_writer`]: the proxy's log on stderr, from a thread of its own and a bounded queue:
 //!   a stderr nobody reads never holds up a pump.
-//! - [`commands`]: the rule tools: `check`, `classify`, `coverage`, `init`.
+//! - [`cli`]: the command line (run mode and the subcommands), and its one error type.
+//! - [`commands`]: the rule tools, each with its own arguments: `check`, `classify`,
+//!   `coverage`, `init`.
 //! - [`install`]: `install`/`uninstall`: wrapping the servers of a client's MCP config (a pure
 //!   span-keeping JSONC edit, plus locating, backup and atomic write).
 //! - [`demo`]: a built-in legacy server that fails in the typical ways, and the demo itself.
 //!
-//! The core never reaches the shell: `relay` calls `session` and `rewrite`, never the reverse.
+//! # Dependencies go one way
+//!
+//! The shell uses the core; the core never imports the shell (it is handed values instead: the
+//! texts `files` read, a function to release memory). Between the top-level modules there is no
+//! circle, nor between the files of one module (`relay/deadlines.rs` knows the pumps only
+//! through a trait), and `cli` is imported by no one: each subcommand owns its arguments and
+//! names its exit codes from `exit`. Each line below uses only the lines above it:
+//!
+//! ```text
+//! core   taxonomy, diagnostic, template, sync, wire
+//!        rules, model, session
+//!        classify
+//!        render, check, coverage
+//!        recovery, redact
+//!        rewrite
+//!        config
+//! shell  sys, exit
+//!        files, upstream, unmatched
+//!        reload
+//!        relay
+//!        log_writer, commands, install, demo
+//!        cli (and main)
+//! ```
+//!
+//! `src/layout.rs` (a test) reads the sources and fails when the core imports the shell, when
+//! a circle appears, when a module is on neither list, or when `libc` or `unsafe` leaves `sys`.
+//!
+//! # Errors
+//!
+//! Each layer has its own typed error (`thiserror`): [`diagnostic::Diagnostics`] for the user's
+//! files, [`relay::StartError`], [`commands::Error`], [`install::Error`], [`demo::Error`],
+//! gathered in [`cli::Error`], which knows each one's exit code. Subcommands return
+//! `Result<exit code, Error>`; `main` is the one place that prints an error and exits.
 
 // stdout belongs to the protocol: only the demo and the offline tools print, on purpose.
 #![deny(clippy::print_stdout)]
+// Every `unsafe` block is in `sys`, the one module allowed it.
+#![deny(unsafe_code)]
 
 pub mod check;
 pub mod classify;
@@ -62,7 +106,11 @@ pub mod config;
 pub mod coverage;
 pub mod demo;
 pub mod diagnostic;
+pub mod exit;
+pub mod files;
 pub mod install;
+#[cfg(test)]
+mod layout;
 pub mod log_writer;
 pub mod model;
 pub mod recovery;
@@ -73,6 +121,9 @@ pub mod render;
 pub mod rewrite;
 pub mod rules;
 pub mod session;
+pub mod sync;
+#[allow(unsafe_code)]
+pub mod sys;
 pub mod taxonomy;
 pub mod template;
 pub mod unmatched;

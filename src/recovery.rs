@@ -8,10 +8,10 @@ use std::time::{Duration, Instant};
 use globset::{Glob, GlobSet, GlobSetBuilder};
 use serde::Deserialize;
 
-use crate::classify::MAX_RETRY_AFTER_SECONDS;
 use crate::render::StructuredError;
 use crate::session::ToolInfo;
 use crate::taxonomy::Category;
+use crate::taxonomy::MAX_RETRY_AFTER_SECONDS;
 
 /// `[retry]` in the config file.
 #[derive(Debug, Clone, Deserialize)]
@@ -77,12 +77,22 @@ impl Default for BreakerConfig {
     }
 }
 
-fn globs(patterns: &[String]) -> Result<GlobSet, String> {
+/// A recovery setting the proxy cannot use, and the key it is at (`retry.tools`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{key}: {message}")]
+pub struct PolicyError {
+    pub key: &'static str,
+    pub message: String,
+}
+
+/// The tool globs at `key`.
+fn globs(key: &'static str, patterns: &[String]) -> Result<GlobSet, PolicyError> {
+    let at = |message| PolicyError { key, message };
     let mut builder = GlobSetBuilder::new();
     for p in patterns {
-        builder.add(Glob::new(p).map_err(|e| format!("invalid tool glob '{p}': {e}"))?);
+        builder.add(Glob::new(p).map_err(|e| at(format!("invalid tool glob '{p}': {e}")))?);
     }
-    builder.build().map_err(|e| e.to_string())
+    builder.build().map_err(|e| at(e.to_string()))
 }
 
 /// The compiled recovery settings.
@@ -100,14 +110,16 @@ pub struct Policy {
 /// (and mean "never", which 0 says for a time limit).
 const MAX_SECONDS: f64 = 365.0 * 24.0 * 3600.0;
 
-fn seconds(s: f64) -> Result<Option<Duration>, String> {
+/// The seconds at `key`: `None` for 0, no limit.
+fn seconds(key: &'static str, s: f64) -> Result<Option<Duration>, PolicyError> {
+    let at = |message| PolicyError { key, message };
     if !s.is_finite() || s < 0.0 {
-        return Err(format!("{s} is not a number of seconds"));
+        return Err(at(format!("{s} is not a number of seconds")));
     }
     if s > MAX_SECONDS {
-        return Err(format!(
+        return Err(at(format!(
             "{s} seconds is more than a year, the longest allowed (0 means no time limit)"
-        ));
+        )));
     }
     Ok((s > 0.0).then(|| Duration::from_secs_f64(s)))
 }
@@ -118,8 +130,8 @@ impl Policy {
         retry: RetryConfig,
         timeouts: TimeoutConfig,
         breaker: BreakerConfig,
-    ) -> Result<Policy, (&'static str, String)> {
-        let at = |key: &'static str| move |message: String| (key, format!("{key}: {message}"));
+    ) -> Result<Policy, PolicyError> {
+        let at = |key: &'static str| move |message: String| PolicyError { key, message };
         // Bounded so that a delay in milliseconds never overflows, and a retry the proxy sleeps
         // on never outlasts any client's patience by years.
         if retry.max_retry_after_seconds > MAX_RETRY_AFTER_SECONDS {
@@ -140,20 +152,18 @@ impl Policy {
                 "must not exceed retry.max_delay_ms".into(),
             ));
         }
-        seconds(breaker.cooldown_seconds).map_err(at("breaker.cooldown_seconds"))?;
+        seconds("breaker.cooldown_seconds", breaker.cooldown_seconds)?;
         Ok(Policy {
-            retry_tools: globs(&retry.tools).map_err(at("retry.tools"))?,
-            destructive_ok: globs(&retry.destructive_tools)
-                .map_err(at("retry.destructive_tools"))?,
-            default_timeout: seconds(timeouts.default_seconds)
-                .map_err(at("timeouts.default_seconds"))?,
+            retry_tools: globs("retry.tools", &retry.tools)?,
+            destructive_ok: globs("retry.destructive_tools", &retry.destructive_tools)?,
+            default_timeout: seconds("timeouts.default_seconds", timeouts.default_seconds)?,
             timeouts: timeouts
                 .tool
                 .iter()
                 .map(|t| {
                     Ok((
-                        globs(&t.tools).map_err(at("timeouts.tool.tools"))?,
-                        seconds(t.seconds).map_err(at("timeouts.tool.seconds"))?,
+                        globs("timeouts.tool.tools", &t.tools)?,
+                        seconds("timeouts.tool.seconds", t.seconds)?,
                     ))
                 })
                 .collect::<Result<_, _>>()?,
@@ -493,15 +503,14 @@ mod tests {
             max_retry_after_seconds: 18_446_744_073_709_552,
             ..RetryConfig::default()
         });
-        assert!(
-            refused.is_err_and(|(key, e)| key == "retry.max_retry_after_seconds"
-                && e.contains("more than 86400 seconds (a day)"))
-        );
+        assert!(refused.is_err_and(|PolicyError { key, message: e }| key
+            == "retry.max_retry_after_seconds"
+            && e.contains("more than 86400 seconds (a day)")));
         let refused = policy(RetryConfig {
             max_delay_ms: u64::MAX,
             ..RetryConfig::default()
         });
-        assert!(refused.is_err_and(|(key, _)| key == "retry.max_delay_ms"));
+        assert!(refused.is_err_and(|PolicyError { key, .. }| key == "retry.max_delay_ms"));
         // At the bounds, the longest delay is a day.
         let p = policy(RetryConfig {
             max_retry_after_seconds: MAX_RETRY_AFTER_SECONDS,
@@ -529,9 +538,11 @@ mod tests {
             ..TimeoutConfig::default()
         };
         let policy = |t| Policy::new(RetryConfig::default(), t, BreakerConfig::default());
-        assert!(policy(timeouts(1e19)).is_err_and(|(key, e)| {
-            key == "timeouts.default_seconds" && e.contains("more than a year")
-        }));
+        assert!(
+            policy(timeouts(1e19)).is_err_and(|PolicyError { key, message: e }| {
+                key == "timeouts.default_seconds" && e.contains("more than a year")
+            })
+        );
         assert!(policy(timeouts(MAX_SECONDS)).is_ok());
         let breaker = BreakerConfig {
             failures: 1,

@@ -104,7 +104,7 @@ pub async fn watch(flags: Flags, mut files: Vec<PathBuf>, shared: SharedRewriter
                 files = settings.files.clone();
                 seen = fingerprint(&files);
                 shared.store(Arc::new(settings.rewriter()));
-                crate::config::release_load_memory();
+                crate::sys::release_memory();
                 tracing::info!(
                     rules = settings.rules.rules().len(),
                     "reloaded the rules ({reason}); rules, profile, rewrite_rpc_errors, \
@@ -117,7 +117,7 @@ pub async fn watch(flags: Flags, mut files: Vec<PathBuf>, shared: SharedRewriter
                 );
                 // The files the new config names are watched all the same: fixing one of them
                 // is what brings the reload.
-                files = crate::config::files_named(&flags, &files);
+                files = crate::files::files_named(&flags, &files);
                 seen = fingerprint(&files);
             }
         }

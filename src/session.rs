@@ -252,6 +252,7 @@ pub struct NewCall {
 impl Session {
     /// A request from the client, on its way to the upstream. Returns the call when it is a
     /// `tools/call`.
+    // Long: one match over the methods the session follows, each arm a few lines.
     pub fn client_request(
         &mut self,
         id: &RawValue,

@@ -3,6 +3,11 @@
 
 use serde::{Deserialize, Serialize};
 
+/// The longest retry delay the proxy itself waits or says, in seconds: a day. A rule's
+/// `retry_after` and `[retry] max_retry_after_seconds` are refused above it, which keeps every
+/// delay the proxy sleeps far from overflowing as milliseconds.
+pub const MAX_RETRY_AFTER_SECONDS: u64 = 86_400;
+
 /// What kind of failure this is, which decides the agent's recovery path (seed `001_...`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

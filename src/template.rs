@@ -17,10 +17,29 @@ pub struct Template {
     pieces: Vec<Piece>,
 }
 
+/// Why a template does not parse.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TemplateError {
+    #[error("unclosed '{{' at offset {offset} (write '{{{{' for a brace)")]
+    Unclosed { offset: usize },
+    #[error("stray '}}' at offset {offset} (write '}}}}' for a brace)")]
+    Stray { offset: usize },
+    #[error(
+        "placeholder '{{{0}}}': only named groups can be used, written (?P<name>...) in 'match' \
+         and {{name}} here, not group numbers"
+    )]
+    Numbered(String),
+    #[error(
+        "placeholder '{{{0}}}' names no capture group of this rule's 'match' (built-ins: {builtins})",
+        builtins = BUILTINS.join(", ")
+    )]
+    Unknown(String),
+}
+
 impl Template {
     /// Parses `text`; `{{` and `}}` stand for literal braces. `known` says which placeholder
     /// names may be used.
-    pub fn parse(text: &str, known: impl Fn(&str) -> bool) -> Result<Template, String> {
+    pub fn parse(text: &str, known: impl Fn(&str) -> bool) -> Result<Template, TemplateError> {
         let mut pieces = Vec::new();
         let mut literal = String::new();
         let mut chars = text.char_indices().peekable();
@@ -36,23 +55,16 @@ impl Template {
                 }
                 '{' => {
                     let rest = &text[i + 1..];
-                    let end = rest.find('}').ok_or_else(|| {
-                        format!("unclosed '{{' at offset {i} (write '{{{{' for a brace)")
-                    })?;
+                    let end = rest
+                        .find('}')
+                        .ok_or(TemplateError::Unclosed { offset: i })?;
                     let name = rest[..end].trim();
                     if !name.is_empty() && name.bytes().all(|b| b.is_ascii_digit()) {
                         // Numbered groups are not looked up, whether or not the group exists.
-                        return Err(format!(
-                            "placeholder '{{{name}}}': only named groups can be used, written \
-                             (?P<name>...) in 'match' and {{name}} here, not group numbers"
-                        ));
+                        return Err(TemplateError::Numbered(name.to_owned()));
                     }
                     if !known(name) {
-                        return Err(format!(
-                            "placeholder '{{{name}}}' names no capture group of this rule's 'match' \
-                             (built-ins: {})",
-                            BUILTINS.join(", ")
-                        ));
+                        return Err(TemplateError::Unknown(name.to_owned()));
                     }
                     if !literal.is_empty() {
                         pieces.push(Piece::Literal(std::mem::take(&mut literal)));
@@ -62,11 +74,7 @@ impl Template {
                         chars.next();
                     }
                 }
-                '}' => {
-                    return Err(format!(
-                        "stray '}}' at offset {i} (write '}}}}' for a brace)"
-                    ))
-                }
+                '}' => return Err(TemplateError::Stray { offset: i }),
                 c => literal.push(c),
             }
         }
@@ -117,21 +125,24 @@ mod tests {
 
     #[test]
     fn rejects_unknown_placeholders_and_stray_braces() {
-        assert!(Template::parse("{nope}", known)
-            .unwrap_err()
-            .contains("'{nope}'"));
-        assert!(Template::parse("a { b", known)
-            .unwrap_err()
-            .contains("unclosed"));
-        assert!(Template::parse("a } b", known)
-            .unwrap_err()
-            .contains("stray"));
+        let message = |text| Template::parse(text, known).unwrap_err().to_string();
+        assert!(message("{nope}").contains("'{nope}'"));
+        assert_eq!(
+            message("a { b"),
+            "unclosed '{' at offset 2 (write '{{' for a brace)"
+        );
+        assert_eq!(
+            message("a } b"),
+            "stray '}' at offset 2 (write '}}' for a brace)"
+        );
     }
 
     #[test]
     fn a_group_number_is_said_to_be_no_name() {
         // Even when the rule's `match` has a group 1: only names are looked up.
-        let e = Template::parse("got {1}", |_| true).unwrap_err();
+        let e = Template::parse("got {1}", |_| true)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("only named groups can be used"), "{e}");
         assert!(e.contains("(?P<name>...)"), "{e}");
     }

@@ -30,10 +30,14 @@ impl UnmatchedLog {
     /// Appends the failure if no rule matched it. A write error is logged, never fatal: the
     /// session matters more than the record.
     pub fn record(&self, tool: &str, error: &StructuredError) {
-        let Some(line) = record_line(tool, error, SystemTime::now()) else {
-            return;
-        };
-        let mut file = self.file.lock().expect("unmatched log lock");
+        if let Some(line) = record_line(tool, error, SystemTime::now()) {
+            self.append(&line);
+        }
+    }
+
+    /// Appends a line made by [`record_line`]; a write error is logged, as for [`Self::record`].
+    pub fn append(&self, line: &str) {
+        let mut file = crate::sync::lock(&self.file);
         if let Err(e) = file.write_all(line.as_bytes()) {
             tracing::warn!("cannot append to {}: {e}", self.path.display());
         }

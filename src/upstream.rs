@@ -7,6 +7,8 @@ use std::process::{ExitStatus, Stdio};
 
 use tokio::process::{Child, Command};
 
+use crate::sys;
+
 /// Starts the server with its stdin, stdout and stderr piped (its stderr is copied to ours, the
 /// client's log, by `relay`).
 pub fn spawn(command: &[String], env: &BTreeMap<String, String>) -> io::Result<Child> {
@@ -19,18 +21,7 @@ pub fn spawn(command: &[String], env: &BTreeMap<String, String>) -> io::Result<C
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    #[cfg(target_os = "linux")]
-    // SAFETY: prctl is async-signal-safe and touches no memory of the parent. The proxy runs a
-    // current-thread runtime, so the thread that forks lives as long as the proxy, which is what
-    // PDEATHSIG is tied to: if the proxy is killed outright, the server gets SIGTERM, not orphaned.
-    unsafe {
-        cmd.pre_exec(|| {
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) != 0 {
-                return Err(io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
+    sys::terminate_with_parent(&mut cmd);
     cmd.spawn()
 }
 
@@ -42,13 +33,11 @@ pub fn spawn(command: &[String], env: &BTreeMap<String, String>) -> io::Result<C
 /// Not a new process group: the server shares the proxy's, so that a client that kills the
 /// group kills it too, and the group may hold the client itself, which must not be signalled.
 pub fn adopt_orphans() {
-    #[cfg(target_os = "linux")]
-    // SAFETY: prctl with an integer argument; it changes no memory.
-    if unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1) } != 0 {
+    if let Err(e) = sys::become_subreaper() {
         tracing::warn!(
             "cannot adopt the processes the server leaves behind ({}): one that outlives its \
              parent may outlive the proxy",
-            io::Error::last_os_error()
+            e
         );
     }
 }
@@ -58,7 +47,7 @@ pub fn adopt_orphans() {
 /// wrapper's child, and signalling the wrapper alone would orphan it), and those adopted
 /// ([`adopt_orphans`]) after their parent exited. The server itself even where there is no
 /// `/proc` to find the others in.
-pub fn signal(server: &Child, signal: libc::c_int) {
+pub fn signal(server: &Child, signal: sys::Signal) {
     let mut pids = descendants();
     if let Some(pid) = server.id().filter(|pid| !pids.contains(pid)) {
         pids.push(pid);
@@ -68,19 +57,15 @@ pub fn signal(server: &Child, signal: libc::c_int) {
 
 /// Sends a signal to every process the proxy started that still runs, once the server has
 /// exited ([`signal`] while it runs).
-pub fn signal_leftovers(signal: libc::c_int) {
+pub fn signal_leftovers(signal: sys::Signal) {
     kill_all(&descendants(), signal);
 }
 
 /// Deepest first, as [`descendants`] lists them: a wrapper signalled after its child cannot
 /// start another in between.
-fn kill_all(pids: &[u32], signal: libc::c_int) {
+fn kill_all(pids: &[u32], signal: sys::Signal) {
     for &pid in pids {
-        // SAFETY: kill has no memory effects; a pid that already exited yields ESRCH,
-        // ignored.
-        unsafe {
-            libc::kill(pid as libc::pid_t, signal);
-        }
+        sys::kill(pid, signal);
     }
 }
 
@@ -111,10 +96,7 @@ pub fn reap_adopted(server: Option<u32>) {
     let me = std::process::id();
     for p in processes() {
         if p.ppid == me && p.zombie && Some(p.pid) != server {
-            // SAFETY: waitpid on a child of ours that has exited; WNOHANG never blocks.
-            unsafe {
-                libc::waitpid(p.pid as libc::pid_t, std::ptr::null_mut(), libc::WNOHANG);
-            }
+            sys::reap_if_exited(p.pid);
         }
     }
 }

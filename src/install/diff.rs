@@ -16,6 +16,7 @@ enum Op {
 
 /// The unified diff turning `old` into the result of `edits` (sorted, non-overlapping), with
 /// `label` in the `---`/`+++` headers. Empty when nothing changes.
+// Long: one pass building the hunks, their context and headers, as `diff -u` prints them.
 pub fn unified(label: &str, old: &str, edits: &[Edit]) -> String {
     let old_lines: Vec<&str> = old.split_inclusive('\n').collect();
     let starts: Vec<usize> = std::iter::once(0)

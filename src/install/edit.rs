@@ -338,6 +338,7 @@ fn server_tables(doc: &Doc) -> Result<Vec<(String, &Node)>, EditError> {
     Ok(tables)
 }
 
+// Long: one server's wrap or unwrap, every shape of entry in turn, each edit kept with its span.
 fn edit_server(
     src: &str,
     doc: &Doc,

@@ -10,7 +10,7 @@ use arc_swap::ArcSwap;
 use serde_json::value::RawValue;
 use tokio::sync::oneshot;
 
-use crate::config::NonJsonLines;
+use crate::config::{NonJsonLines, DEFAULT_MAX_PENDING};
 use crate::recovery::{Breakers, Policy};
 use crate::redact::Redactor;
 use crate::reload::SharedRewriter;
@@ -18,16 +18,11 @@ use crate::rewrite::{Answer, Handling, Rewriter};
 use crate::session::{
     Answered, AnsweredCall, Deadline, Expired, ProgressLine, Session, Unanswered,
 };
+use crate::sync::lock;
 use crate::taxonomy::Category;
-use crate::unmatched::UnmatchedLog;
 use crate::wire::{self, IdKey, Line, Message};
 
 use super::scan::IdScanner;
-
-/// `max_pending_requests` by default: about 10 MB of requests waiting (some 500 bytes each,
-/// plus their params), far beyond what clients keep in flight (the benchmark's 32), and twice
-/// the 10,000 calls in flight the tests hold.
-pub const DEFAULT_MAX_PENDING: usize = 20_000;
 
 /// What a line (or a timer) makes the relay do.
 #[derive(Debug, Default)]
@@ -39,6 +34,9 @@ pub struct Effects {
     /// A call now has this deadline: whoever watches deadlines must look again by then
     /// ([`Inspector::expire_due`]).
     pub deadline: Option<Instant>,
+    /// Lines to append to the `--log-unmatched` file (failures no rule matched), when
+    /// [`Inspector::log_unmatched`] is on.
+    pub unmatched: Vec<String>,
 }
 
 /// The next attempt of a failed call, to send unless it is no longer wanted by then.
@@ -124,7 +122,8 @@ pub struct Inspector {
     pub rewriter: SharedRewriter,
     pub policy: Policy,
     breakers: Mutex<Breakers>,
-    pub unmatched: Option<UnmatchedLog>,
+    /// Whether failures no rule matched are recorded ([`Effects::unmatched`]).
+    pub log_unmatched: bool,
     pub non_json: NonJsonLines,
     /// How many requests may wait for the upstream's answers; past it, a request is answered
     /// at once instead of sent (`max_pending_requests`): what each waiting one holds is what
@@ -150,7 +149,7 @@ impl Inspector {
             rewriter: Arc::new(ArcSwap::from_pointee(rewriter)),
             policy,
             breakers: Mutex::new(Breakers::default()),
-            unmatched: None,
+            log_unmatched: false,
             non_json: NonJsonLines::default(),
             max_pending: DEFAULT_MAX_PENDING,
             stats: Stats::default(),
@@ -159,7 +158,7 @@ impl Inspector {
     }
 
     fn session(&self) -> std::sync::MutexGuard<'_, Session> {
-        self.session.lock().expect("session lock")
+        lock(&self.session)
     }
 
     /// How many requests wait for an answer.
@@ -502,8 +501,11 @@ impl Inspector {
             attempts = error.attempts,
             "rewrote a failed tool call"
         );
-        if let Some(log) = &self.unmatched {
-            log.record(tool, error);
+        if self.log_unmatched {
+            let now = std::time::SystemTime::now();
+            effects
+                .unmatched
+                .extend(crate::unmatched::record_line(tool, error, now));
         }
         effects
             .to_client
@@ -516,10 +518,7 @@ impl Inspector {
         if !self.policy.breaker_enabled() {
             return Ok(());
         }
-        self.breakers
-            .lock()
-            .expect("breakers lock")
-            .admit(&self.policy, tool, Instant::now())
+        lock(&self.breakers).admit(&self.policy, tool, Instant::now())
     }
 
     fn record_outcome(&self, tool: &str, transient_failure: bool) {
@@ -527,12 +526,7 @@ impl Inspector {
         if !self.policy.breaker_enabled() {
             return;
         }
-        self.breakers.lock().expect("breakers lock").record(
-            &self.policy,
-            tool,
-            transient_failure,
-            Instant::now(),
-        );
+        lock(&self.breakers).record(&self.policy, tool, transient_failure, Instant::now());
     }
 
     /// Whether a long upstream line may stream to the client as it comes, judged from its first
@@ -545,7 +539,7 @@ impl Inspector {
         let mut scanner = IdScanner::default();
         scanner.feed(head);
         let key = match scanner.id() {
-            None if self.replay.lock().expect("replay lock").is_some() => return false,
+            None if lock(&self.replay).is_some() => return false,
             None => None,
             Some(id) => match raw_id(id) {
                 // Not JSON: held, so that the usual reading decides what it is.
@@ -787,12 +781,12 @@ impl Inspector {
             params.get()
         );
         let (tx, rx) = oneshot::channel();
-        *self.replay.lock().expect("replay lock") = Some((IdKey::Str(id), tx));
+        *lock(&self.replay) = Some((IdKey::Str(id), tx));
         Some((line.into_bytes(), rx))
     }
 
     fn is_replay_answer(&self, id: &RawValue) -> bool {
-        let mut replay = self.replay.lock().expect("replay lock");
+        let mut replay = lock(&self.replay);
         if replay
             .as_ref()
             .is_some_and(|(key, _)| IdKey::new(id).as_ref() == Some(key))
@@ -860,4 +854,141 @@ fn log_kept_line(text: &str, len: u64, redactor: &Redactor) {
     tracing::warn!(
         "upstream wrote a non-JSON line to stdout (kept from the client): {shown}{rest}"
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diagnostic::SourceFile;
+    use crate::render::Profile;
+    use crate::rules::RuleSet;
+
+    /// One rule (`locked`), no embedded rules and no model: what no rule matches is unknown.
+    fn inspector() -> Inspector {
+        let rules = SourceFile::new(
+            "rules.toml",
+            "[[rule]]\nid = \"locked\"\nmatch = 'account is locked'\ncategory = \"permission\"\n",
+        );
+        let rules = RuleSet::load(&[rules], &[])
+            .expect("the rule loads")
+            .with_fallback_model(false);
+        let rewriter = Rewriter {
+            rules: Arc::new(rules),
+            profile: Profile::Mcp,
+            rewrite_rpc_errors: true,
+            not_found_is_empty: globset::GlobSet::empty(),
+            redactor: Redactor::defaults(),
+            hidden_failures: false,
+        };
+        Inspector::new(rewriter, Policy::default())
+    }
+
+    fn line(text: &str) -> Vec<u8> {
+        format!("{text}\n").into_bytes()
+    }
+
+    fn call(id: u64, tool: &str) -> Vec<u8> {
+        line(&format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{tool}","arguments":{{}}}}}}"#
+        ))
+    }
+
+    fn failed(id: u64, text: &str) -> Vec<u8> {
+        line(&format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":[{{"type":"text","text":"{text}"}}],"isError":true}}}}"#
+        ))
+    }
+
+    fn json(line: &[u8]) -> serde_json::Value {
+        serde_json::from_slice(line).expect("a JSON line")
+    }
+
+    #[test]
+    fn a_request_goes_to_the_upstream_as_the_same_bytes() {
+        let inspector = inspector();
+        let request = call(1, "read");
+        let effects = inspector.client_line(request.clone());
+        assert_eq!(effects.to_upstream, [request]);
+        assert!(effects.to_client.is_empty());
+        assert_eq!(inspector.waiting(), 1);
+    }
+
+    #[test]
+    fn a_success_and_an_unknown_answer_pass_as_the_same_bytes() {
+        let inspector = inspector();
+        inspector.client_line(call(1, "read"));
+        let success = line(r#"{"jsonrpc":"2.0","id":1,"result":{"content":[],"isError":false}}"#);
+        let effects = inspector.upstream_line(success.clone());
+        assert_eq!(effects.to_client, [success]);
+        assert_eq!(inspector.waiting(), 0);
+        // An answer to nothing the client asked is not the proxy's to change.
+        let stray = failed(99, "account is locked");
+        assert_eq!(inspector.upstream_line(stray.clone()).to_client, [stray]);
+    }
+
+    #[test]
+    fn a_failed_call_is_rewritten_with_the_rule_that_decided_it() {
+        let inspector = inspector();
+        inspector.client_line(call(7, "login"));
+        let effects = inspector.upstream_line(failed(7, "account is locked"));
+        let [answer] = &effects.to_client[..] else {
+            panic!("one answer: {:?}", effects.to_client)
+        };
+        let answer = json(answer);
+        assert_eq!(answer["id"], 7);
+        assert_eq!(answer["result"]["isError"], true);
+        let error = &answer["result"]["_meta"]["mcp-errnorm/error"];
+        assert_eq!(error["errorCategory"], "permission");
+        assert_eq!(error["ruleId"], "locked");
+        assert!(effects.to_upstream.is_empty());
+        assert!(effects.retries.is_empty());
+    }
+
+    #[test]
+    fn failures_no_rule_matched_are_returned_to_record_never_written_here() {
+        let inspector = inspector();
+        inspector.client_line(call(1, "query"));
+        let effects = inspector.upstream_line(failed(1, "the frobnicator broke"));
+        assert!(effects.unmatched.is_empty(), "recording is off by default");
+
+        let mut inspector = self::inspector();
+        inspector.log_unmatched = true;
+        inspector.client_line(call(1, "query"));
+        let effects = inspector.upstream_line(failed(1, "the frobnicator broke"));
+        let [record] = &effects.unmatched[..] else {
+            panic!("one record: {:?}", effects.unmatched)
+        };
+        let record = json(record.as_bytes());
+        assert_eq!(record["tool"], "query");
+        assert_eq!(record["text"], "the frobnicator broke");
+        assert_eq!(record["source"], "result");
+        // A failure a rule decided is not recorded.
+        inspector.client_line(call(2, "login"));
+        let effects = inspector.upstream_line(failed(2, "account is locked"));
+        assert!(effects.unmatched.is_empty());
+    }
+
+    #[test]
+    fn past_max_pending_a_request_is_answered_at_once_instead_of_sent() {
+        let mut inspector = inspector();
+        inspector.max_pending = 1;
+        assert_eq!(inspector.client_line(call(1, "read")).to_upstream.len(), 1);
+        let effects = inspector.client_line(call(2, "read"));
+        assert!(effects.to_upstream.is_empty());
+        let [answer] = &effects.to_client[..] else {
+            panic!("one answer: {:?}", effects.to_client)
+        };
+        let answer = json(answer);
+        assert_eq!(answer["id"], 2);
+        assert_eq!(inspector.waiting(), 1);
+    }
+
+    #[test]
+    fn a_non_json_upstream_line_is_kept_from_the_client_unless_forwarded() {
+        let mut inspector = inspector();
+        let banner = line("server 1.0 listening");
+        assert!(inspector.upstream_line(banner.clone()).to_client.is_empty());
+        inspector.non_json = NonJsonLines::Forward;
+        assert_eq!(inspector.upstream_line(banner.clone()).to_client, [banner]);
+    }
 }

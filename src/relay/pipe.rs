@@ -9,6 +9,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::sys;
+
 /// The upstream's stdin, written without blocking: while the pipe is full, a write waits for
 /// room a little at a time, and gives up once its upstream has exited.
 pub(super) struct UpstreamPipe {
@@ -20,46 +22,16 @@ pub(super) struct UpstreamPipe {
 /// How long a write waits for room before it looks whether its upstream has exited.
 const ROOM_POLL: Duration = Duration::from_millis(100);
 
-/// Makes reads and writes on `fd`, a pipe of our own, return at once instead of waiting; a
-/// failure leaves it blocking, as before.
-fn set_nonblocking(fd: RawFd) {
-    // SAFETY: fcntl on a descriptor we own.
-    unsafe {
-        let flags = libc::fcntl(fd, libc::F_GETFL);
-        if flags >= 0 {
-            libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK);
-        }
-    }
-}
-
-/// Waits until one of `fds` is ready for `events`, or `timeout_ms` passed (-1: no limit, 0:
-/// only look); what each is ready for. An error (EINTR) only means the caller looks again
-/// sooner.
-fn wait_for<const N: usize>(
-    fds: [RawFd; N],
-    events: libc::c_short,
-    timeout_ms: libc::c_int,
-) -> [libc::c_short; N] {
-    let mut ready = fds.map(|fd| libc::pollfd {
-        fd,
-        events,
-        revents: 0,
-    });
-    // SAFETY: `ready` holds N pollfds, valid for the call.
-    unsafe { libc::poll(ready.as_mut_ptr(), N as libc::nfds_t, timeout_ms) };
-    ready.map(|r| r.revents)
-}
-
 /// Whether whoever reads what we write to `fd` is gone (a pipe's reader closed it): nothing
 /// written there will be read.
 pub(super) fn reader_gone(fd: RawFd) -> bool {
-    let [ready] = wait_for([fd], 0, 0);
-    ready & (libc::POLLERR | libc::POLLHUP) != 0
+    let [ready] = sys::poll([fd], 0, 0);
+    ready & sys::POLLGONE != 0
 }
 
 impl UpstreamPipe {
     pub(super) fn new(stdin: OwnedFd, generation: u64, exited: Arc<AtomicU64>) -> UpstreamPipe {
-        set_nonblocking(stdin.as_raw_fd());
+        sys::set_nonblocking(stdin.as_raw_fd());
         UpstreamPipe {
             file: stdin.into(),
             generation,
@@ -79,8 +51,8 @@ impl Write for UpstreamPipe {
                             "the upstream exited; its stdin is held but not read",
                         ));
                     }
-                    let limit = ROOM_POLL.as_millis() as libc::c_int;
-                    wait_for([self.file.as_raw_fd()], libc::POLLOUT, limit);
+                    let limit = ROOM_POLL.as_millis() as i32;
+                    sys::poll([self.file.as_raw_fd()], sys::POLLOUT, limit);
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
                 written => return written,
@@ -99,13 +71,7 @@ const PIPE_DEFAULT: u64 = 64 << 10;
 /// How much the pipe `fd` holds (Linux: `F_GETPIPE_SZ`, 64 KiB unless a process asked for
 /// more).
 fn pipe_capacity(fd: RawFd) -> u64 {
-    #[cfg(target_os = "linux")]
-    // SAFETY: fcntl on a descriptor we own; a failure (not a pipe) returns -1.
-    if let Ok(size) = u64::try_from(unsafe { libc::fcntl(fd, libc::F_GETPIPE_SZ) }) {
-        return size;
-    }
-    let _ = fd;
-    PIPE_DEFAULT
+    sys::pipe_capacity(fd).unwrap_or(PIPE_DEFAULT)
 }
 
 /// The upstream's stdout, read without blocking: while the pipe is empty, a read waits for the
@@ -169,8 +135,8 @@ impl Retire {
 impl UpstreamOut {
     pub(super) fn new(stdout: OwnedFd) -> std::io::Result<UpstreamOut> {
         let (woken, wake) = std::io::pipe()?;
-        set_nonblocking(stdout.as_raw_fd());
-        set_nonblocking(wake.as_raw_fd());
+        sys::set_nonblocking(stdout.as_raw_fd());
+        sys::set_nonblocking(wake.as_raw_fd());
         let capacity = pipe_capacity(stdout.as_raw_fd());
         Ok(UpstreamOut {
             file: stdout.into(),
@@ -194,7 +160,7 @@ impl UpstreamOut {
     fn wait(&self) {
         let fds = [self.file.as_raw_fd(), self.woken.as_raw_fd()];
         self.retire.waiting.store(true, Ordering::SeqCst);
-        wait_for(fds, libc::POLLIN, -1);
+        sys::poll(fds, sys::POLLIN, -1);
         self.retire.waiting.store(false, Ordering::SeqCst);
     }
 }
@@ -227,13 +193,13 @@ impl Read for UpstreamOut {
 /// between, as a blocking descriptor would.
 fn patiently<T>(
     fd: RawFd,
-    events: libc::c_short,
+    events: sys::Events,
     mut io: impl FnMut() -> std::io::Result<T>,
 ) -> std::io::Result<T> {
     loop {
         match io() {
             Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
-                wait_for([fd], events, -1);
+                sys::poll([fd], events, -1);
             }
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
             done => return done,
@@ -255,14 +221,14 @@ impl ClientPipe {
 impl Read for ClientPipe {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         let fd = self.0.as_raw_fd();
-        patiently(fd, libc::POLLIN, || self.0.read(buf))
+        patiently(fd, sys::POLLIN, || self.0.read(buf))
     }
 }
 
 impl Write for ClientPipe {
     fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
         let fd = self.0.as_raw_fd();
-        patiently(fd, libc::POLLOUT, || self.0.write(bytes))
+        patiently(fd, sys::POLLOUT, || self.0.write(bytes))
     }
 
     fn flush(&mut self) -> std::io::Result<()> {
@@ -335,12 +301,101 @@ pub struct PatientStderr;
 impl Write for PatientStderr {
     fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
         let stderr = std::io::stderr();
-        patiently(stderr.as_raw_fd(), libc::POLLOUT, || {
+        patiently(stderr.as_raw_fd(), sys::POLLOUT, || {
             stderr.lock().write(bytes)
         })
     }
 
     fn flush(&mut self) -> std::io::Result<()> {
         std::io::stderr().flush()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pipe() -> (OwnedFd, OwnedFd) {
+        let (reader, writer) = std::io::pipe().expect("a pipe");
+        (reader.into(), writer.into())
+    }
+
+    #[test]
+    fn a_retired_pump_reads_what_was_left_then_the_pipe_ends() {
+        let (reader, writer) = pipe();
+        // The writer stays open, as a grandchild that holds the upstream's stdout would.
+        let mut writer = File::from(writer);
+        let mut out = UpstreamOut::new(reader).expect("set up");
+        let retire = out.retire();
+        writer.write_all(b"last words").unwrap();
+        retire.retire();
+        let mut buf = [0; 64];
+        assert_eq!(out.read(&mut buf).unwrap(), 10);
+        assert_eq!(&buf[..10], b"last words");
+        assert_eq!(retire.read(), 10);
+        // Nothing left: the read that would wait ends the pipe instead.
+        assert_eq!(out.read(&mut buf).unwrap(), 0);
+    }
+
+    #[test]
+    fn past_as_much_as_the_pipe_holds_after_retiring_nothing_more_is_the_upstreams() {
+        let (_, wake) = std::io::pipe().expect("a pipe");
+        let retire = Retire {
+            waiting: AtomicBool::new(false),
+            read: AtomicU64::new(100),
+            read_at_retire: AtomicU64::new(NOT_RETIRED),
+            capacity: 10,
+            wake,
+        };
+        assert!(!retire.retired());
+        retire.read.store(1_000, Ordering::SeqCst);
+        assert!(
+            !retire.past_what_was_left(),
+            "not retired: all of it is read"
+        );
+        retire.retire();
+        assert!(retire.retired());
+        retire.read.store(1_010, Ordering::SeqCst);
+        assert!(
+            !retire.past_what_was_left(),
+            "the pipe's worth is the upstream's"
+        );
+        retire.read.store(1_011, Ordering::SeqCst);
+        assert!(retire.past_what_was_left());
+    }
+
+    #[test]
+    fn a_write_to_a_full_pipe_gives_up_once_its_upstream_exited() {
+        let (_reader, writer) = pipe();
+        let exited = Arc::new(AtomicU64::new(0));
+        let mut stdin = UpstreamPipe::new(writer, 2, exited.clone());
+        // Generation 1 exited, not this one's: the pipe takes what it holds.
+        exited.store(1, Ordering::SeqCst);
+        assert!(stdin.write(&[b'x'; 1024]).is_ok());
+        // Its own upstream exited: a write that would wait fails instead of waiting for ever.
+        exited.store(2, Ordering::SeqCst);
+        let e = stdin.write_all(&vec![b'x'; 1 << 20]).unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::BrokenPipe);
+    }
+
+    #[test]
+    fn a_reader_gone_is_seen_without_writing() {
+        let (reader, writer) = pipe();
+        assert!(!reader_gone(writer.as_raw_fd()));
+        drop(reader);
+        assert!(reader_gone(writer.as_raw_fd()));
+    }
+
+    #[test]
+    fn the_client_is_seen_taking_what_is_written_to_it() {
+        let (reader, writer) = pipe();
+        let delivery = Arc::new(Delivery::default());
+        let mut out = ClientOut::new(writer, delivery.clone());
+        out.write_all(b"0123456789").unwrap();
+        assert_eq!(delivery.taken(), 10);
+        assert!(!delivery.writing());
+        let mut got = [0; 10];
+        File::from(reader).read_exact(&mut got).unwrap();
+        assert_eq!(&got, b"0123456789");
     }
 }

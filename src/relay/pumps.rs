@@ -18,11 +18,13 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::{oneshot, Notify};
 
-use super::deadlines::Deadlines;
+use super::deadlines::{Deadlines, Expiring};
 use super::inspector::{Effects, Inspector, Retry, Streamed};
 use super::lines::{LineReader, Read};
 use super::pipe::{ClientOut, ClientPipe, Delivery, UpstreamOut, UpstreamPipe};
 use super::scan::{IdScanner, Mentions};
+use crate::sync::lock;
+use crate::unmatched::UnmatchedLog;
 
 /// Buffer size for each pipe, as a byte relay would use.
 const BUFFER: usize = 64 << 10;
@@ -88,11 +90,14 @@ pub(super) struct Io {
     cancels: Mutex<Cancels>,
     /// Where retries wait out their backoff.
     runtime: tokio::runtime::Handle,
+    /// `--log-unmatched`: where the inspector's [`Effects::unmatched`] lines are appended.
+    unmatched: Option<UnmatchedLog>,
 }
 
 impl Io {
     pub fn new(
         inspector: Arc<Inspector>,
+        unmatched: Option<UnmatchedLog>,
         max_line: usize,
         stream_over: usize,
     ) -> std::io::Result<Io> {
@@ -113,6 +118,7 @@ impl Io {
             deadlines: Arc::default(),
             cancels: Mutex::default(),
             runtime: tokio::runtime::Handle::current(),
+            unmatched,
         })
     }
 
@@ -128,6 +134,15 @@ impl Io {
         upstream.flush();
         drop(upstream);
         let _ = self.client.send(&effects.to_client, true);
+    }
+
+    /// Appends the failures no rule matched to the `--log-unmatched` file.
+    fn record_unmatched(&self, lines: &[String]) {
+        if let Some(log) = &self.unmatched {
+            for line in lines {
+                log.append(line);
+            }
+        }
     }
 
     fn send_upstream(&self, lines: Vec<Vec<u8>>) {
@@ -247,14 +262,6 @@ impl Io {
         }
         let _ = out.flush();
     }
-}
-
-/// Every lock here survives a panic of a holder: a writer that panicked left at worst a partial
-/// line; the pipe itself, and the state, are fine.
-pub(super) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// Runs `work` on a thread of its own if the relay is still there; false if no thread could
@@ -382,7 +389,7 @@ impl UpstreamEnd {
     /// that keeps writing meanwhile is slowed down instead of growing the proxy's memory.
     fn wait_for_room<'a>(&self, mut inlet: MutexGuard<'a, Inlet>) -> MutexGuard<'a, Inlet> {
         while inlet.held_bytes > HOLD_LIMIT && inlet.pipe.is_none() && !inlet.closed {
-            inlet = self.room.wait(inlet).unwrap_or_else(|p| p.into_inner());
+            inlet = crate::sync::wait(&self.room, inlet);
         }
         inlet
     }
@@ -624,6 +631,7 @@ fn pump_upstream(io: &Arc<Io>, stdout: UpstreamOut) -> PumpEnd {
                 return PumpEnd::Eof;
             }
         };
+        io.record_unmatched(&effects.unmatched);
         io.schedule(effects.retries, effects.deadline);
         let flush = batch.due(reader.has_line());
         if io.client.send(&effects.to_client, flush).is_err() {
@@ -690,6 +698,20 @@ fn stream_to_client(
     let effects = io.inspector.streamed_line(&scanner, why);
     drop(out);
     Ok(effects)
+}
+
+impl Expiring for Io {
+    fn deadlines(&self) -> Arc<Deadlines> {
+        self.deadlines.clone()
+    }
+
+    fn next_deadline(&self) -> Option<Instant> {
+        self.inspector.next_deadline()
+    }
+
+    fn expire_due(self: &Arc<Self>) {
+        Io::expire_due(self);
+    }
 }
 
 #[cfg(test)]

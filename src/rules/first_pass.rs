@@ -7,12 +7,25 @@
 //! where the lazy DFA gives up (a Unicode word boundary next to non-ASCII text, or a cache that
 //! keeps filling up): the engines `RegexSet` uses for it, in the same order.
 
-use std::sync::{Mutex, PoisonError};
+use std::sync::Mutex;
+
+use crate::sync::lock;
 
 use regex_automata::hybrid::dfa::{self as lazy, DFA};
 use regex_automata::nfa::thompson::{self, pikevm, pikevm::PikeVM, WhichCaptures};
 use regex_automata::util::{prefilter::Prefilter, syntax};
 use regex_automata::{Input, MatchKind, PatternID, PatternSet};
+
+/// Why the first pass does not build (the rules then decide one regex at a time).
+#[derive(Debug, thiserror::Error)]
+pub(super) enum FirstPassError {
+    /// A pattern does not parse with the first pass's settings.
+    #[error("{0}")]
+    Parse(#[source] Box<dyn std::error::Error + Send + Sync>),
+    /// The NFA or the PikeVM does not build (over its size limit); boxed, as it is large.
+    #[error("{0}")]
+    Build(#[source] Box<thompson::BuildError>),
+}
 
 pub(super) struct FirstPass {
     /// `None` when the lazy DFA would not build (a cache too small for the patterns).
@@ -51,12 +64,12 @@ impl FirstPass {
         patterns: &[&str],
         size_limit: usize,
         dfa_cache: usize,
-    ) -> Result<FirstPass, String> {
+    ) -> Result<FirstPass, FirstPassError> {
         // The settings `RegexSetBuilder` gives its NFA: UTF-8, no capture groups.
         let syntax = syntax::Config::new().utf8(true);
         let hirs = patterns
             .iter()
-            .map(|p| syntax::parse_with(p, &syntax).map_err(|e| e.to_string()))
+            .map(|p| syntax::parse_with(p, &syntax).map_err(|e| FirstPassError::Parse(e.into())))
             .collect::<Result<Vec<_>, _>>()?;
         // Where every pattern starts with one of a few literals, the search skips to them.
         let prefilter = Prefilter::from_hirs_prefix(MatchKind::All, &hirs);
@@ -69,7 +82,7 @@ impl FirstPass {
                     .nfa_size_limit(Some(size_limit)),
             )
             .build_many_from_hir(&hirs)
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| FirstPassError::Build(Box::new(e)))?;
         drop(hirs);
         // And its lazy DFA and PikeVM, with the prefilter `RegexSet` gives them.
         let dfa = DFA::builder()
@@ -92,7 +105,7 @@ impl FirstPass {
                     .prefilter(prefilter),
             )
             .build_from_nfa(nfa)
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| FirstPassError::Build(Box::new(e)))?;
         Ok(FirstPass {
             dfa,
             pikevm,
@@ -101,11 +114,7 @@ impl FirstPass {
     }
 
     pub(super) fn matches(&self, text: &str) -> Hits {
-        let taken = self
-            .caches
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .pop();
+        let taken = lock(&self.caches).pop();
         let mut caches = taken.unwrap_or_else(|| Caches {
             dfa: self.dfa.as_ref().map(DFA::create_cache),
             pikevm: self.pikevm.create_cache(),
@@ -122,10 +131,7 @@ impl FirstPass {
             self.pikevm
                 .which_overlapping_matches(&mut caches.pikevm, &input, &mut hits);
         }
-        self.caches
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push(caches);
+        lock(&self.caches).push(caches);
         Hits(hits)
     }
 }

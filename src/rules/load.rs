@@ -4,15 +4,15 @@
 use std::collections::HashMap;
 use std::ops::Range;
 
-use globset::{Glob, GlobSetBuilder};
+use globset::{Glob, GlobSet, GlobSetBuilder};
 use serde::Deserialize;
 use toml::Spanned;
 
 use super::lint::{contradiction, unscoped_success_rule};
 use super::locate::{inline_rule_id_around, rule_id_around, Lines};
 use super::{Example, LazyRegex, Rule, Tier, EMBEDDED_DEFAULTS};
-use crate::classify::MAX_RETRY_AFTER_SECONDS;
 use crate::diagnostic::{Diagnostic, SourceFile};
+use crate::taxonomy::MAX_RETRY_AFTER_SECONDS;
 use crate::taxonomy::{self, Category, Source};
 use crate::template::{Template, BUILTINS};
 
@@ -115,6 +115,23 @@ pub(super) fn compile_file(
         .collect()
 }
 
+/// Where the problems of one rule go: each at its span, under the rule's id.
+struct Problems<'a> {
+    file: &'a SourceFile,
+    id: &'a str,
+    list: &'a mut Vec<Diagnostic>,
+}
+
+impl Problems<'_> {
+    fn at(&mut self, span: Range<usize>, message: impl Into<String>) {
+        let d = self.file.diagnostic(Some(span), Some(self.id), message);
+        self.list.push(d);
+    }
+}
+
+/// One rule as written -> one compiled rule, or `None` with its problems listed: each key has
+/// its validator below, run in the order of the problems they report.
+// Long: one call per key's validator, then the rule built from what they return.
 fn compile_rule(
     file: &SourceFile,
     lines: &Lines,
@@ -126,179 +143,35 @@ fn compile_rule(
 ) -> Option<Loaded> {
     let id = raw.id.get_ref().clone();
     let before = problems.len();
-    let mut problem = |span: Range<usize>, message: String| {
-        problems.push(file.diagnostic(Some(span), Some(&id), message));
+    let p = &mut Problems {
+        file,
+        id: &id,
+        list: problems,
     };
-
-    if id.trim().is_empty() {
-        problem(raw.id.span(), "'id' must not be empty".into());
+    check_id(&raw.id, p);
+    let (regex, capture_names) = compile_match(raw.pattern.as_ref(), trusted, budget, p);
+    if !trusted && raw.enabled && raw.tools.is_empty() {
+        check_success_scope(raw.source.as_ref(), raw.pattern.as_ref(), p);
     }
-    // An id is printed in diagnostics, logs and answers: a newline or an escape sequence in it
-    // would forge lines or drive the terminal.
-    if id.contains(char::is_control) {
-        problem(
-            raw.id.span(),
-            "'id' must be printable: no control characters (newlines, tabs, escapes)".into(),
-        );
-    }
-    let (regex, capture_names) = match raw.pattern.as_ref() {
-        // Once the table is over its regex budget, it is refused: compiling the rest (a second
-        // each for a few hundred large ones) would only delay saying so.
-        Some(p) if trusted || budget.is_none() => (Some(LazyRegex::unchecked(p.get_ref())), None),
-        Some(p) => match LazyRegex::new(p.get_ref()) {
-            Ok((_, _, size)) if Some(size) > *budget => {
-                problem(
-                    p.span(),
-                    format!(
-                        "the rules' regexes together take more than {} MiB compiled (this one \
-                         {} KiB): use fewer or smaller patterns (`(?-u:\\w)` is far smaller \
-                         than `\\w`, a bounded repeat is copied as often as its bound)",
-                        super::TABLE_REGEX_LIMIT >> 20,
-                        size >> 10
-                    ),
-                );
-                *budget = None;
-                // Its captures unknown, its placeholders are not judged: one error is enough.
-                (None, None)
-            }
-            Ok((regex, captures, size)) => {
-                *budget = budget.map(|left| left - size);
-                (Some(regex), Some(captures))
-            }
-            Err(e) => {
-                problem(p.span(), format!("invalid regex in 'match': {e}"));
-                (None, Some(Vec::new()))
-            }
-        },
-        None => (None, Some(Vec::new())),
-    };
-    if let Some(s) = raw
-        .source
-        .as_ref()
-        .filter(|s| *s.get_ref() == Source::Success)
-    {
-        // A rule parked with `enabled = false` turns nothing into an error.
-        if raw.tools.is_empty() && !trusted && raw.enabled {
-            if let Some((span, why)) = unscoped_success_rule(raw.pattern.as_ref()) {
-                problem(span.unwrap_or(s.span()), why);
-            }
-        }
-    }
-    let tools = if raw.tools.is_empty() {
-        None
-    } else {
-        let mut builder = GlobSetBuilder::new();
-        for glob in &raw.tools {
-            match Glob::new(glob.get_ref()) {
-                Ok(g) => {
-                    builder.add(g);
-                }
-                Err(e) => problem(glob.span(), format!("invalid glob in 'tools': {e}")),
-            }
-        }
-        match builder.build() {
-            Ok(set) => Some(set),
-            Err(e) => {
-                // Never dropped: a rule without its filter would apply to every tool.
-                let first = raw.tools.first().expect("not empty");
-                problem(
-                    first.span(),
-                    format!("the globs in 'tools' do not build: {e}"),
-                );
-                None
-            }
-        }
-    };
-    let source = raw.source.as_ref().map(|s| *s.get_ref());
-    if let Some(s) = &raw.source {
-        if *s.get_ref() == Source::Proxy {
-            problem(
-                s.span(),
-                "'source' must be \"result\", \"rpc\" or \"success\"".into(),
-            );
-        }
-    }
-    if let Some(c) = &raw.category {
-        if *c.get_ref() == Category::Unknown {
-            problem(
-                c.span(),
-                "'category' must be transient, validation, business or permission \
-                 (unknown is for failures no rule matches)"
-                    .into(),
-            );
-        }
-    }
-    if let Some(code) = &raw.code {
-        if !taxonomy::is_valid_code(code.get_ref()) {
-            problem(
-                code.span(),
-                format!("'code' must be UPPER_SNAKE_CASE, not '{}'", code.get_ref()),
-            );
-        }
-    }
-    if let Some(after) = raw
-        .retry_after
-        .as_ref()
-        .filter(|a| *a.get_ref() > MAX_RETRY_AFTER_SECONDS)
-    {
-        problem(
-            after.span(),
-            format!(
-                "'retry_after' is in seconds, from 0 to {MAX_RETRY_AFTER_SECONDS} (a day), not {}",
-                after.get_ref()
-            ),
-        );
-    }
-    let reclassify = raw.reclassify.as_ref().is_some_and(|r| *r.get_ref());
-    if let Some(r) = raw.reclassify.as_ref().filter(|r| {
-        *r.get_ref() && raw.source.as_ref().map(|s| *s.get_ref()) != Some(Source::Success)
-    }) {
-        problem(
-            r.span(),
-            "'reclassify' is for rules with source = \"success\"".into(),
-        );
-    }
-    let category = match (&raw.category, &raw.code) {
-        (Some(c), _) => *c.get_ref(),
-        (None, Some(code)) => match taxonomy::category_of_code(code.get_ref()) {
-            Some(c) => c,
-            None => {
-                problem(
-                    code.span(),
-                    format!(
-                        "'code' {} is not a well-known code: give a 'category' too",
-                        code.get_ref()
-                    ),
-                );
-                Category::Unknown
-            }
-        },
-        // Reclassified successes take the category of the rule that classifies their text; a
-        // switched-off rule decides nothing, so it needs no category.
-        (None, None) if reclassify || !raw.enabled => Category::Unknown,
-        (None, None) => {
-            problem(
-                raw.id.span(),
-                "a rule needs a 'category' or a 'code'".into(),
-            );
-            Category::Unknown
-        }
-    };
+    let tools = compile_tools(&raw.tools, p);
+    check_source(raw.source.as_ref(), p);
+    check_category(raw.category.as_ref(), p);
+    check_code(raw.code.as_ref(), p);
+    check_retry_after(raw.retry_after.as_ref(), p);
+    let reclassify = check_reclassify(raw.reclassify.as_ref(), raw.source.as_ref(), p);
+    let category = resolve_category(&raw, reclassify, p);
     let code = raw.code.as_ref().map_or_else(
         || category.default_code().to_owned(),
         |c| c.get_ref().clone(),
     );
     if category != Category::Unknown {
-        if let Some((span, why)) = contradiction(
-            category,
-            &code,
-            raw.retryable.as_ref(),
-            raw.retry_after.as_ref(),
-        ) {
-            problem(span, why);
+        let retryable = raw.retryable.as_ref();
+        if let Some((span, why)) =
+            contradiction(category, &code, retryable, raw.retry_after.as_ref())
+        {
+            p.at(span, why);
         }
     }
-
     // Unchecked patterns (`None`) are those of trusted files, whose placeholders are checked too.
     let known = |name: &str| {
         BUILTINS.contains(&name)
@@ -306,48 +179,17 @@ fn compile_rule(
                 .as_ref()
                 .is_none_or(|names| names.iter().any(|c| c == name))
     };
-    let mut template = |t: &Spanned<String>| {
-        Template::parse(t.get_ref(), known)
-            .map_err(|e| problem(t.span(), e))
-            .ok()
-    };
-    let message = raw.message.as_ref().and_then(&mut template);
-    let user_message = raw.user_message.as_ref().and_then(&mut template);
-    let alternatives = raw.alternatives.iter().filter_map(&mut template).collect();
-
-    let examples: Vec<Example> = raw
-        .example
-        .into_iter()
-        .map(|spanned| {
-            let span = spanned.span();
-            let (line, col) = lines.line_col(span.start);
-            let e = spanned.into_inner();
-            if !raw.tools.is_empty() && e.tool.is_none() {
-                problem(
-                    span.clone(),
-                    "an example of a rule with 'tools' needs a 'tool' to run as".into(),
-                );
-            }
-            if let Some(code) = e.code.as_deref().filter(|c| !taxonomy::is_valid_code(c)) {
-                problem(
-                    span,
-                    format!("example 'code' must be UPPER_SNAKE_CASE, not '{code}'"),
-                );
-            }
-            Example {
-                text: e.text,
-                tool: e.tool.unwrap_or_else(|| "tool".to_owned()),
-                source: e.source.unwrap_or(Source::Result),
-                rpc_code: e.rpc_code,
-                line,
-                col,
-                rule: e.rule.unwrap_or_else(|| id.clone()),
-                category: e.category,
-                code: e.code,
-                retryable: e.retryable,
-                retry_after: e.retry_after,
-            }
-        })
+    let message = raw.message.as_ref().and_then(|t| template(t, &known, p));
+    let user_message = raw
+        .user_message
+        .as_ref()
+        .and_then(|t| template(t, &known, p));
+    let alternatives = (raw.alternatives.iter())
+        .filter_map(|t| template(t, &known, p))
+        .collect();
+    let has_tools = !raw.tools.is_empty();
+    let examples: Vec<Example> = (raw.example.into_iter())
+        .map(|e| compile_example(e, lines, has_tools, p))
         .collect();
 
     if problems.len() > before {
@@ -373,7 +215,7 @@ fn compile_rule(
             set_index: None,
             tool_globs: raw.tools.iter().map(|t| t.get_ref().clone()).collect(),
             tools,
-            source,
+            source: raw.source.as_ref().map(|s| *s.get_ref()),
             rpc_codes: raw.rpc_codes,
             retryable: raw
                 .retryable
@@ -390,6 +232,237 @@ fn compile_rule(
             id,
         },
     })
+}
+
+/// `id`: not empty, and printable: an id is printed in diagnostics, logs and answers, where a
+/// newline or an escape sequence would forge lines or drive the terminal.
+fn check_id(id: &Spanned<String>, p: &mut Problems) {
+    if id.get_ref().trim().is_empty() {
+        p.at(id.span(), "'id' must not be empty");
+    }
+    if id.get_ref().contains(char::is_control) {
+        p.at(
+            id.span(),
+            "'id' must be printable: no control characters (newlines, tabs, escapes)",
+        );
+    }
+}
+
+/// `match`: the regex, and the names of its capture groups (`None` when not known: the
+/// pattern of a trusted file, or one past the table's budget).
+fn compile_match(
+    pattern: Option<&Spanned<String>>,
+    trusted: bool,
+    budget: &mut Option<usize>,
+    p: &mut Problems,
+) -> (Option<LazyRegex>, Option<Vec<String>>) {
+    let Some(pattern) = pattern else {
+        return (None, Some(Vec::new()));
+    };
+    // Once the table is over its regex budget, it is refused: compiling the rest (a second
+    // each for a few hundred large ones) would only delay saying so.
+    if trusted || budget.is_none() {
+        return (Some(LazyRegex::unchecked(pattern.get_ref())), None);
+    }
+    match LazyRegex::new(pattern.get_ref()) {
+        Ok((_, _, size)) if Some(size) > *budget => {
+            p.at(
+                pattern.span(),
+                format!(
+                    "the rules' regexes together take more than {} MiB compiled (this one \
+                     {} KiB): use fewer or smaller patterns (`(?-u:\\w)` is far smaller \
+                     than `\\w`, a bounded repeat is copied as often as its bound)",
+                    super::TABLE_REGEX_LIMIT >> 20,
+                    size >> 10
+                ),
+            );
+            *budget = None;
+            // Its captures unknown, its placeholders are not judged: one error is enough.
+            (None, None)
+        }
+        Ok((regex, captures, size)) => {
+            *budget = budget.map(|left| left - size);
+            (Some(regex), Some(captures))
+        }
+        Err(e) => {
+            p.at(pattern.span(), format!("invalid regex in 'match': {e}"));
+            (None, Some(Vec::new()))
+        }
+    }
+}
+
+/// A user's enabled rule on successes without `tools`: its `match` must not turn ordinary
+/// successes of every tool into errors.
+fn check_success_scope(
+    source: Option<&Spanned<Source>>,
+    pattern: Option<&Spanned<String>>,
+    p: &mut Problems,
+) {
+    let Some(s) = source.filter(|s| *s.get_ref() == Source::Success) else {
+        return;
+    };
+    if let Some((span, why)) = unscoped_success_rule(pattern) {
+        p.at(span.unwrap_or(s.span()), why);
+    }
+}
+
+/// `tools`: the globs, or `None` for every tool. A filter that does not build is an error,
+/// never dropped: the rule would apply to every tool.
+fn compile_tools(tools: &[Spanned<String>], p: &mut Problems) -> Option<GlobSet> {
+    let first = tools.first()?;
+    let mut builder = GlobSetBuilder::new();
+    for glob in tools {
+        match Glob::new(glob.get_ref()) {
+            Ok(g) => {
+                builder.add(g);
+            }
+            Err(e) => p.at(glob.span(), format!("invalid glob in 'tools': {e}")),
+        }
+    }
+    builder
+        .build()
+        .map_err(|e| {
+            p.at(
+                first.span(),
+                format!("the globs in 'tools' do not build: {e}"),
+            )
+        })
+        .ok()
+}
+
+/// `source`: a failure's source, never the proxy's own.
+fn check_source(source: Option<&Spanned<Source>>, p: &mut Problems) {
+    if let Some(s) = source.filter(|s| *s.get_ref() == Source::Proxy) {
+        p.at(
+            s.span(),
+            "'source' must be \"result\", \"rpc\" or \"success\"",
+        );
+    }
+}
+
+/// `category`: any but `unknown`, which is for failures no rule matches.
+fn check_category(category: Option<&Spanned<Category>>, p: &mut Problems) {
+    if let Some(c) = category.filter(|c| *c.get_ref() == Category::Unknown) {
+        p.at(
+            c.span(),
+            "'category' must be transient, validation, business or permission \
+             (unknown is for failures no rule matches)",
+        );
+    }
+}
+
+/// `code`: UPPER_SNAKE_CASE.
+fn check_code(code: Option<&Spanned<String>>, p: &mut Problems) {
+    if let Some(code) = code.filter(|c| !taxonomy::is_valid_code(c.get_ref())) {
+        p.at(
+            code.span(),
+            format!("'code' must be UPPER_SNAKE_CASE, not '{}'", code.get_ref()),
+        );
+    }
+}
+
+/// `retry_after`: at most a day.
+fn check_retry_after(retry_after: Option<&Spanned<u64>>, p: &mut Problems) {
+    if let Some(after) = retry_after.filter(|a| *a.get_ref() > MAX_RETRY_AFTER_SECONDS) {
+        p.at(
+            after.span(),
+            format!(
+                "'retry_after' is in seconds, from 0 to {MAX_RETRY_AFTER_SECONDS} (a day), not {}",
+                after.get_ref()
+            ),
+        );
+    }
+}
+
+/// `reclassify`: only for rules on successes. Whether the rule reclassifies.
+fn check_reclassify(
+    reclassify: Option<&Spanned<bool>>,
+    source: Option<&Spanned<Source>>,
+    p: &mut Problems,
+) -> bool {
+    let on_success = source.map(|s| *s.get_ref()) == Some(Source::Success);
+    let Some(r) = reclassify.filter(|r| *r.get_ref()) else {
+        return false;
+    };
+    if !on_success {
+        p.at(
+            r.span(),
+            "'reclassify' is for rules with source = \"success\"",
+        );
+    }
+    true
+}
+
+/// The rule's category: its `category`, or the one its well-known `code` implies.
+fn resolve_category(raw: &RawRule, reclassify: bool, p: &mut Problems) -> Category {
+    match (&raw.category, &raw.code) {
+        (Some(c), _) => *c.get_ref(),
+        (None, Some(code)) => taxonomy::category_of_code(code.get_ref()).unwrap_or_else(|| {
+            p.at(
+                code.span(),
+                format!(
+                    "'code' {} is not a well-known code: give a 'category' too",
+                    code.get_ref()
+                ),
+            );
+            Category::Unknown
+        }),
+        // Reclassified successes take the category of the rule that classifies their text; a
+        // switched-off rule decides nothing, so it needs no category.
+        (None, None) if reclassify || !raw.enabled => Category::Unknown,
+        (None, None) => {
+            p.at(raw.id.span(), "a rule needs a 'category' or a 'code'");
+            Category::Unknown
+        }
+    }
+}
+
+/// `message`, `user_message`, `alternatives`: templates whose placeholders are `known`.
+fn template(
+    t: &Spanned<String>,
+    known: &dyn Fn(&str) -> bool,
+    p: &mut Problems,
+) -> Option<Template> {
+    Template::parse(t.get_ref(), known)
+        .map_err(|e| p.at(t.span(), e.to_string()))
+        .ok()
+}
+
+/// `[[rule.example]]`: a tool to run as where the rule has `tools`, a valid `code`.
+fn compile_example(
+    spanned: Spanned<RawExample>,
+    lines: &Lines,
+    has_tools: bool,
+    p: &mut Problems,
+) -> Example {
+    let span = spanned.span();
+    let (line, col) = lines.line_col(span.start);
+    let e = spanned.into_inner();
+    if has_tools && e.tool.is_none() {
+        p.at(
+            span.clone(),
+            "an example of a rule with 'tools' needs a 'tool' to run as",
+        );
+    }
+    if let Some(code) = e.code.as_deref().filter(|c| !taxonomy::is_valid_code(c)) {
+        p.at(
+            span,
+            format!("example 'code' must be UPPER_SNAKE_CASE, not '{code}'"),
+        );
+    }
+    Example {
+        text: e.text,
+        tool: e.tool.unwrap_or_else(|| "tool".to_owned()),
+        source: e.source.unwrap_or(Source::Result),
+        rpc_code: e.rpc_code,
+        line,
+        col,
+        rule: e.rule.unwrap_or_else(|| p.id.to_owned()),
+        category: e.category,
+        code: e.code,
+        retryable: e.retryable,
+        retry_after: e.retry_after,
+    }
 }
 
 pub(super) fn check_unique_ids(rules: &[Loaded], problems: &mut Vec<Diagnostic>) {

@@ -20,6 +20,7 @@ mod pipe;
 mod pumps;
 mod scan;
 mod stderr;
+mod supervisor;
 
 use std::future::Future;
 use std::io::Write;
@@ -34,15 +35,17 @@ use tokio::signal::unix::{signal, SignalKind};
 use tokio::sync::oneshot;
 use tokio::time::{sleep_until, timeout, Instant};
 
-pub use inspector::{Effects, Inspector, Retry, Stats, Unsettled, DEFAULT_MAX_PENDING};
+pub use inspector::{Effects, Inspector, Retry, Stats, Unsettled};
 use ladder::Ladder;
 pub use pipe::PatientStderr;
 use pipe::{Retire, UpstreamOut};
 use pumps::{off_thread, Io, PumpEnd};
 pub use stderr::SERVER_STDERR;
+use supervisor::{Decision, Exit, Meanwhile, Supervisor};
 
 use crate::config::{Flags, Settings};
 use crate::reload;
+use crate::sys;
 use crate::unmatched::UnmatchedLog;
 use crate::upstream;
 
@@ -69,6 +72,7 @@ pub enum StartError {
 
 /// Runs the proxy until the upstream has exited for good; returns the exit code for the proxy.
 /// `flags` are where `settings` came from, for reloading them.
+// Long: the restart loop, each step a call; what to do next is the Supervisor's decision.
 pub async fn run(
     command: &[String],
     flags: Flags,
@@ -87,30 +91,8 @@ pub async fn run(
     let shown = settings.redactor.text(&shell_line(command)).into_owned();
     tracing::info!(command = %shown, pid = child.id(), "upstream started");
 
-    let mut inspector = Inspector::new(settings.rewriter(), settings.policy.clone());
-    inspector.unmatched = unmatched;
-    inspector.non_json = settings.non_json_upstream_lines;
-    inspector.max_pending = settings.max_pending_requests;
-    let inspector = Arc::new(inspector);
-    tokio::spawn(reload::watch(
-        flags,
-        settings.files.clone(),
-        inspector.rewriter.clone(),
-    ));
-
-    let io = Arc::new(
-        Io::new(
-            inspector.clone(),
-            settings.max_line_bytes,
-            settings.stream_answers_over,
-        )
-        .map_err(StartError::Stdout)?,
-    );
-    if settings.policy.has_timeouts() {
-        deadlines::start(&io);
-    }
-    let mut generation = 1;
-    io.upstream.attach(stdin, generation, |_| true);
+    let io = wire_up(flags, &settings, unmatched, stdin).map_err(StartError::Stdout)?;
+    let inspector = io.inspector.clone();
     let mut reader = Reader::start(&io, stdout, stderr_done);
     let client = io.clone();
     std::thread::Builder::new()
@@ -119,17 +101,11 @@ pub async fn run(
         .map_err(cannot_start)?;
 
     let mut signals = Signals::new(inspector.clone());
-    let mut client_closed = false;
-    let mut restarts_left = settings.restart.attempts;
-    let mut backoff = Duration::from_millis(settings.restart.backoff_ms);
-    // Whether the last settle could not write to the client in time.
-    let mut client_stuck;
-    // The proxy was told to stop (SIGINT, SIGTERM, or the client stopped reading): what it
-    // still has to write is given `DRAIN_WAIT`, not as long as it takes.
-    let mut stopping = false;
+    let mut sup = Supervisor::new(&settings.restart);
     // The status the proxy ends with, how the last server went, and whether a restart was
     // given up after the client's requests started waiting for it.
     let (status, how, abandoned) = loop {
+        let generation = sup.generation();
         let end = supervise(
             &io,
             &mut child,
@@ -137,77 +113,43 @@ pub async fn run(
             generation,
             &mut signals,
             &settings,
-            &mut client_closed,
+            &mut sup.client_closed,
         )
         .await;
-        io.upstream.exited(generation);
-        let how = match upstream::describe(end.status) {
-            how if end.deaf => format!("stopped reading its stdin and {how}"),
-            how => how,
-        };
-        stopping |= end.stopping;
-        if drain(&io, &mut reader, &mut signals, &mut stopping).await {
-            // A crashing server's last words are on stderr: they reach the log before the
-            // proxy moves on (or ends). Not waited for when a grandchild holds its stdout: it
-            // holds stderr too.
-            let _ = timeout(DRAIN_WAIT, &mut reader.stderr_done).await;
-        }
-        tracing::info!("upstream {how}");
-        let gone = how.clone();
-        let settle = move |io: Arc<Io>| io.upstream_gone(&gone);
-        let settled =
-            off_thread_patiently("settle", &io, settle, &mut signals, &mut stopping).await;
-        client_stuck = !settled;
+        let (how, settled) = wind_down(&io, &mut reader, &mut signals, &mut sup, &end).await;
         // Before anything else starts: what this upstream left running is its own.
         end_leftovers(settings.term_wait, end.terminated).await;
-        // A client that left needs a new server only for requests it left waiting (taken
-        // after the settle, while the upstream was being replaced).
-        let client_left = client_closed || io.client_eof.load(Ordering::SeqCst);
-        let stop = (client_left && inspector.waiting() == 0)
-            || stopping
-            || end.client_gone
-            || restarts_left == 0;
-        if stop {
-            break (end.status, how, false);
-        }
-        if !settled {
-            // The client pump holds the upstream's end (a huge line from a slow client): a new
-            // upstream could be handed requests already answered. Ending is the safe choice.
-            tracing::error!(
-                "could not settle the requests of the exited upstream in time: not restarting"
-            );
-            break (end.status, how, false);
-        }
-        restarts_left -= 1;
-        tracing::warn!(
-            "restarting the upstream in {} ms ({restarts_left} restarts left)",
-            backoff.as_millis()
-        );
-        // A signal to the whole process group may arrive just after the upstream died of it.
-        // A client that leaves meanwhile needs a new server only for requests it left waiting:
-        // then it starts at once, answers them, and is closed.
-        let stopped = tokio::select! {
-            _ = tokio::time::sleep(backoff) => false,
-            (_, name) = signals.next_stop() => {
-                tracing::info!("{name} while restarting: not restarting");
-                stopping = true;
-                true
+        // Taken after the settle, while the upstream was being replaced.
+        let exit = Exit {
+            client_left: sup.client_closed || io.client_eof.load(Ordering::SeqCst),
+            client_gone: end.client_gone,
+            waiting: inspector.waiting(),
+            settled,
+        };
+        let after = match sup.exited(exit) {
+            Decision::End => break (end.status, how, false),
+            Decision::EndUnsettled => {
+                // The client pump holds the upstream's end (a huge line from a slow client): a
+                // new upstream could be handed requests already answered. Ending is the safe
+                // choice.
+                tracing::error!(
+                    "could not settle the requests of the exited upstream in time: not restarting"
+                );
+                break (end.status, how, false);
             }
-            _ = io.client_closed.notified(), if !client_closed => {
-                client_closed = true;
-                let waiting = inspector.waiting();
-                if waiting == 0 {
-                    tracing::info!("the client left while restarting: not restarting");
-                }
-                waiting == 0
+            Decision::Restart { after, left } => {
+                tracing::warn!(
+                    "restarting the upstream in {} ms ({left} restarts left)",
+                    after.as_millis()
+                );
+                after
             }
         };
-        if stopped {
+        let meanwhile = backoff(after, &io, &mut signals, sup.client_closed).await;
+        if !sup.backoff_over(meanwhile) {
             break (end.status, how, true);
         }
-        backoff = backoff.saturating_mul(2);
-        generation += 1;
-        match restart(command, &settings, &io, generation, &mut signals).await {
+        match restart(command, &settings, &io, sup.generation(), &mut signals).await {
             Some((new_child, new_reader)) => {
                 child = new_child;
                 reader = new_reader;
@@ -215,37 +157,121 @@ pub async fn run(
             None => break (end.status, how, true),
         }
     };
-    // Requests the client sent after the last settle are still open: while a restart waited
-    // that never came (a stop signal meanwhile, a server that could not start), or just after
-    // the server died when no restart follows. A settle that could not write (the client's end
-    // held by a line the client does not take) is not tried again, nor is the flush.
-    if !client_stuck && inspector.waiting() > 0 {
-        let how = if abandoned {
-            format!("{how} and was not restarted")
-        } else {
-            how
-        };
-        let settle = move |io: Arc<Io>| io.upstream_gone(&how);
-        off_thread_patiently("settle", &io, settle, &mut signals, &mut stopping).await;
-    }
-    tracing::info!("{}", inspector.stats.summary());
-    let flushed = !client_stuck
-        && off_thread_patiently(
-            "flush",
-            &io,
-            |io| {
-                let _ = io.client.flush();
-            },
-            &mut signals,
-            &mut stopping,
-        )
-        .await;
-    if !flushed {
-        tracing::debug!("the client did not take the last lines in time");
-    }
+    let how = if abandoned {
+        format!("{how} and was not restarted")
+    } else {
+        how
+    };
+    finish(&io, &mut signals, &mut sup, how).await;
     // A server started for a restart that was given up on is still running.
     end_leftovers(settings.term_wait, None).await;
     Ok(upstream::exit_code(status))
+}
+
+/// The end of a run: requests the client sent after the last settle are still open, while a
+/// restart waited that never came (a stop signal meanwhile, a server that could not start), or
+/// just after the server died when no restart follows: they are answered with `how` the last
+/// upstream went. A settle that could not write (the client's end held by a line the client
+/// does not take) is not tried again, nor is the flush.
+async fn finish(io: &Arc<Io>, signals: &mut Signals, sup: &mut Supervisor, how: String) {
+    if !sup.client_stuck && io.inspector.waiting() > 0 {
+        let settle = move |io: Arc<Io>| io.upstream_gone(&how);
+        off_thread_patiently("settle", io, settle, signals, &mut sup.stopping).await;
+    }
+    tracing::info!("{}", io.inspector.stats.summary());
+    let flush = |io: Arc<Io>| {
+        let _ = io.client.flush();
+    };
+    let flushed = !sup.client_stuck
+        && off_thread_patiently("flush", io, flush, signals, &mut sup.stopping).await;
+    if !flushed {
+        tracing::debug!("the client did not take the last lines in time");
+    }
+}
+
+/// The relay of a run, its first upstream's stdin attached: the inspector, the reload of its
+/// rules, what the pumps share, and the watcher of time limits.
+fn wire_up(
+    flags: Flags,
+    settings: &Settings,
+    unmatched: Option<UnmatchedLog>,
+    stdin: OwnedFd,
+) -> std::io::Result<Arc<Io>> {
+    let mut inspector = Inspector::new(settings.rewriter(), settings.policy.clone());
+    inspector.log_unmatched = unmatched.is_some();
+    inspector.non_json = settings.non_json_upstream_lines;
+    inspector.max_pending = settings.max_pending_requests;
+    let inspector = Arc::new(inspector);
+    tokio::spawn(reload::watch(
+        flags,
+        settings.files.clone(),
+        inspector.rewriter.clone(),
+    ));
+    let io = Arc::new(Io::new(
+        inspector,
+        unmatched,
+        settings.max_line_bytes,
+        settings.stream_answers_over,
+    )?);
+    if settings.policy.has_timeouts() {
+        deadlines::start(&io);
+    }
+    io.upstream.attach(stdin, 1, |_| true);
+    Ok(io)
+}
+
+/// Once an upstream exited: its last output drained, its stderr's last words logged, and the
+/// requests it left answered. How it went, and whether the requests were settled in time.
+async fn wind_down(
+    io: &Arc<Io>,
+    reader: &mut Reader,
+    signals: &mut Signals,
+    sup: &mut Supervisor,
+    end: &End,
+) -> (String, bool) {
+    io.upstream.exited(sup.generation());
+    let how = match upstream::describe(end.status) {
+        how if end.deaf => format!("stopped reading its stdin and {how}"),
+        how => how,
+    };
+    sup.stopping |= end.stopping;
+    if drain(io, reader, signals, &mut sup.stopping).await {
+        // A crashing server's last words are on stderr: they reach the log before the proxy
+        // moves on (or ends). Not waited for when a grandchild holds its stdout: it holds
+        // stderr too.
+        let _ = timeout(DRAIN_WAIT, &mut reader.stderr_done).await;
+    }
+    tracing::info!("upstream {how}");
+    let gone = how.clone();
+    let settle = move |io: Arc<Io>| io.upstream_gone(&gone);
+    let settled = off_thread_patiently("settle", io, settle, signals, &mut sup.stopping).await;
+    (how, settled)
+}
+
+/// Waits out a restart's backoff, unless something calls it off. A signal to the whole
+/// process group may arrive just after the upstream died of it; a client that leaves meanwhile
+/// needs a new server only for requests it left waiting: then it starts at once, answers them,
+/// and is closed.
+async fn backoff(
+    after: Duration,
+    io: &Io,
+    signals: &mut Signals,
+    client_closed: bool,
+) -> Meanwhile {
+    tokio::select! {
+        _ = tokio::time::sleep(after) => Meanwhile::Nothing,
+        (_, name) = signals.next_stop() => {
+            tracing::info!("{name} while restarting: not restarting");
+            Meanwhile::StopSignal
+        }
+        _ = io.client_closed.notified(), if !client_closed => {
+            let waiting = io.inspector.waiting();
+            if waiting == 0 {
+                tracing::info!("the client left while restarting: not restarting");
+            }
+            Meanwhile::ClientClosed { waiting }
+        }
+    }
 }
 
 /// Spawns the upstream and takes its pipes, for blocking I/O on the pumps' threads; its stderr
@@ -431,7 +457,7 @@ async fn end_leftovers(term_wait: Duration, terminated: Option<Instant>) {
             count = left.len(),
             "processes the upstream started still run after it exited: SIGTERM"
         );
-        upstream::signal_leftovers(libc::SIGTERM);
+        upstream::signal_leftovers(sys::SIGTERM);
         Instant::now()
     });
     let gone = || {
@@ -445,7 +471,7 @@ async fn end_leftovers(term_wait: Duration, terminated: Option<Instant>) {
         }
     }
     tracing::warn!("processes the upstream started still run after SIGTERM: SIGKILL");
-    upstream::signal_leftovers(libc::SIGKILL);
+    upstream::signal_leftovers(sys::SIGKILL);
     let give_up = Instant::now() + DRAIN_WAIT;
     while !gone() {
         if Instant::now() >= give_up {
@@ -472,6 +498,7 @@ struct End {
 
 /// Watches one upstream until it exits: passes signals on, and walks the shutdown ladder when
 /// the client leaves or the proxy is told to stop.
+// Long: one select! over every event of a running upstream; each arm is a few lines.
 async fn supervise(
     io: &Arc<Io>,
     child: &mut Child,
@@ -557,14 +584,14 @@ async fn supervise(
                     Ladder::Closing { at, taken } => {
                         Ladder::closing_on(at, taken, io, settings).unwrap_or_else(|| {
                             tracing::info!("upstream still running after its stdin closed: SIGTERM");
-                            upstream::signal(child, libc::SIGTERM);
+                            upstream::signal(child, sys::SIGTERM);
                             terminated.get_or_insert_with(Instant::now);
                             Ladder::Terminating(Instant::now() + settings.term_wait)
                         })
                     }
                     _ => {
                         tracing::warn!("upstream still running after SIGTERM: SIGKILL");
-                        upstream::signal(child, libc::SIGKILL);
+                        upstream::signal(child, sys::SIGKILL);
                         Ladder::Killed
                     }
                 };
@@ -655,12 +682,12 @@ impl Signals {
     }
 
     /// The next SIGINT, SIGTERM or SIGQUIT, which is passed to the upstream and stops the proxy.
-    async fn next_stop(&mut self) -> (libc::c_int, &'static str) {
+    async fn next_stop(&mut self) -> (sys::Signal, &'static str) {
         loop {
             tokio::select! {
-                _ = self.int.recv() => return (libc::SIGINT, "SIGINT"),
-                _ = self.term.recv() => return (libc::SIGTERM, "SIGTERM"),
-                _ = self.quit.recv() => return (libc::SIGQUIT, "SIGQUIT"),
+                _ = self.int.recv() => return (sys::SIGINT, "SIGINT"),
+                _ = self.term.recv() => return (sys::SIGTERM, "SIGTERM"),
+                _ = self.quit.recv() => return (sys::SIGQUIT, "SIGQUIT"),
                 _ = self.usr1.recv() => tracing::info!("{}", self.inspector.stats.summary()),
                 _ = self.usr2.recv() => tracing::info!("{}", self.inspector.stats.summary()),
             }

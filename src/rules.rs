@@ -78,10 +78,20 @@ fn build(pattern: &str) -> Result<Regex, regex::Error> {
         .build()
 }
 
+/// What gives the memory that compiling the first pass took back to the system, set by the
+/// shell (`sys::release_memory`): the core never calls the system itself.
+static MEMORY_RELEASE: OnceLock<fn()> = OnceLock::new();
+
+/// Has `release` called after the first pass of a rule set is built: compiling takes several
+/// times the memory the first pass keeps. The first call wins.
+pub fn release_memory_with(release: fn()) {
+    let _ = MEMORY_RELEASE.set(release);
+}
+
 /// The first pass over all `patterns` at once. Each pattern compiles alone within
 /// `REGEX_SIZE_LIMIT` (checked at load), and their union, without capture groups, is no larger
 /// than the sum of them, so its limit is not reached in practice.
-fn build_first_pass(patterns: &[&str]) -> Result<FirstPass, String> {
+fn build_first_pass(patterns: &[&str]) -> Result<FirstPass, first_pass::FirstPassError> {
     // The search runs all patterns at once with a lazy DFA; its cache must grow with the number
     // of patterns, or the search falls back to a far slower engine (milliseconds per failure at
     // a hundred rules). The cache grows only as it is used.
@@ -107,7 +117,7 @@ macro_rules! rule_file {
     ($name:literal) => {
         (
             concat!("rules/", $name, ".toml"),
-            include_str!(concat!("../../rules/", $name, ".toml")),
+            include_str!(concat!("../rules/", $name, ".toml")),
         )
     };
 }
@@ -411,7 +421,9 @@ impl RuleSet {
                     })
                     .ok();
                 // Compiling takes several times the memory the first pass keeps.
-                crate::config::release_load_memory();
+                if let Some(release) = MEMORY_RELEASE.get() {
+                    release();
+                }
                 pass
             })
             .as_ref()

@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 
-use crate::cli::exit;
+use crate::exit;
 pub use edit::{Action, Status, Wrapper};
 pub use locate::{Client, Env};
 
@@ -96,65 +96,56 @@ pub struct UninstallArgs {
     pub dry_run: bool,
 }
 
-/// A failure, with the exit code it means.
-struct Failure {
-    code: i32,
-    message: String,
+/// Why `install` or `uninstall` failed, with the exit code it means.
+#[derive(Debug, thiserror::Error)]
+#[error("mcp-errnorm: {message}")]
+pub struct Error {
+    /// [`exit::USAGE`], [`exit::INTERNAL`] or [`exit::IO_ERROR`].
+    pub code: i32,
+    pub message: String,
 }
 
-fn usage(message: impl Into<String>) -> Failure {
-    Failure {
+fn usage(message: impl Into<String>) -> Error {
+    Error {
         code: exit::USAGE,
         message: message.into(),
     }
 }
 
-/// Runs `install`; returns the exit code.
-pub fn install(args: &InstallArgs) -> i32 {
-    let (action, own) = match wrapper(args.config.as_deref()) {
-        Ok((w, own)) => (Action::Install(w), own),
-        Err(f) => return report_failure(f),
-    };
-    finish(run(
+/// Runs `install`.
+pub fn install(args: &InstallArgs) -> Result<i32, Error> {
+    let (w, own) = wrapper(args.config.as_deref())?;
+    let action = Action::Install(w);
+    run(
         &Env::from_process(),
         args.client.as_deref(),
         &action,
         &args.servers,
         args.dry_run,
         Some(&own),
-    ))
+    )?;
+    Ok(exit::OK)
 }
 
-/// Runs `uninstall`; returns the exit code.
-pub fn uninstall(args: &UninstallArgs) -> i32 {
+/// Runs `uninstall`.
+pub fn uninstall(args: &UninstallArgs) -> Result<i32, Error> {
     let own = own_program().ok();
-    finish(run(
+    run(
         &Env::from_process(),
         args.client.as_deref(),
         &Action::Uninstall,
         &args.servers,
         args.dry_run,
         own.as_deref(),
-    ))
-}
-
-fn finish(result: Result<(), Failure>) -> i32 {
-    match result {
-        Ok(()) => 0,
-        Err(f) => report_failure(f),
-    }
-}
-
-fn report_failure(f: Failure) -> i32 {
-    eprintln!("mcp-errnorm: {}", f.message);
-    f.code
+    )?;
+    Ok(exit::OK)
 }
 
 /// How this binary is wrapped around servers: its absolute path (or, run from an npx, uv or
 /// pipx cache, the runner pinned to this version: see [`ephemeral`]), and `--config` made
 /// absolute (after checking the config loads, so no server is set up to fail). Also this
 /// binary's own path, by which the servers it wrapped are known.
-fn wrapper(config: Option<&Path>) -> Result<(Wrapper, String), Failure> {
+fn wrapper(config: Option<&Path>) -> Result<(Wrapper, String), Error> {
     let own = own_program()?;
     let resolved = std::env::current_exe().ok();
     let (program, launcher, runner) = ephemeral::launch_command(
@@ -200,8 +191,8 @@ fn wrapper(config: Option<&Path>) -> Result<(Wrapper, String), Failure> {
 /// This binary's absolute path as the user ran it. Not the resolved one: a package manager's
 /// stable symlink (Homebrew's `bin/`, a Nix profile) must not become the versioned path it
 /// points to, which an upgrade removes; and on Linux `current_exe` is always resolved.
-fn own_program() -> Result<String, Failure> {
-    let unknown = |e: std::io::Error| Failure {
+fn own_program() -> Result<String, Error> {
+    let unknown = |e: std::io::Error| Error {
         code: exit::INTERNAL,
         message: format!("cannot tell where this binary is: {e}"),
     };
@@ -234,7 +225,7 @@ fn same_file(a: &Path, b: &Path) -> bool {
 }
 
 /// The config files to edit, each with the client it belongs to (None: a file given by path).
-fn targets(env: &Env, client: Option<&str>) -> Result<Vec<(Option<Client>, PathBuf)>, Failure> {
+fn targets(env: &Env, client: Option<&str>) -> Result<Vec<(Option<Client>, PathBuf)>, Error> {
     let existing = |c: Client| -> Vec<PathBuf> {
         locate::candidates(c, env)
             .into_iter()
@@ -322,6 +313,7 @@ fn backup_path(path: &Path) -> PathBuf {
 
 /// Carries out `action` on the chosen servers of the client's files; `own` is this binary's
 /// path, by which the servers it wraps are known whatever its name.
+// Long: the servers of every file chosen, wrapped or unwrapped, reported, and written at once.
 fn run(
     env: &Env,
     client: Option<&str>,
@@ -329,7 +321,7 @@ fn run(
     select: &[String],
     dry_run: bool,
     own: Option<&str>,
-) -> Result<(), Failure> {
+) -> Result<(), Error> {
     let targets = targets(env, client)?;
 
     // Read and edit everything first: any problem anywhere, and nothing is written.
@@ -475,8 +467,8 @@ fn run(
     Ok(())
 }
 
-fn io_failure(path: &Path, what: &str, e: &std::io::Error) -> Failure {
-    Failure {
+fn io_failure(path: &Path, what: &str, e: &std::io::Error) -> Error {
+    Error {
         code: exit::IO_ERROR,
         message: format!("{}: {what}: {e}", path.display()),
     }
@@ -489,24 +481,12 @@ fn writable(path: &Path) -> bool {
     if fs::metadata(path).is_ok_and(|m| m.permissions().readonly()) {
         return false;
     }
-    #[cfg(unix)]
-    {
-        use std::os::unix::ffi::OsStrExt;
-        let Ok(c_path) = std::ffi::CString::new(path.as_os_str().as_bytes()) else {
-            return false;
-        };
-        // SAFETY: access(2) only reads the NUL-terminated path.
-        unsafe { libc::access(c_path.as_ptr(), libc::W_OK) == 0 }
-    }
-    #[cfg(not(unix))]
-    {
-        fs::metadata(path).is_ok_and(|m| !m.permissions().readonly())
-    }
+    crate::sys::may_write(path).is_ok()
 }
 
 /// Keeps `old` in `backup` (when given), then replaces `path` (following a symlink to the real
 /// file) with `new`, atomically, with the file's permissions and owner.
-fn write_file(path: &Path, backup: Option<&Path>, old: &[u8], new: &[u8]) -> Result<(), Failure> {
+fn write_file(path: &Path, backup: Option<&Path>, old: &[u8], new: &[u8]) -> Result<(), Error> {
     let target = path
         .canonicalize()
         .map_err(|e| io_failure(path, "cannot resolve", &e))?;
