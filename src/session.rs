@@ -35,8 +35,8 @@ type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
 /// The prefix of the ids the proxy gives its own requests (retries). The process id and a
 /// counter follow, so they cannot meet a client's ids by accident.
 const PROXY_ID_PREFIX: &str = "mcp-errnorm/";
-/// How many timed-out ids are remembered so that their late answers are dropped.
-const EXPIRED_MEMORY: usize = 4096;
+/// How many timed-out or cancelled ids are remembered so that their late answers are dropped.
+const ABANDONED_MEMORY: usize = 4096;
 /// How many cancelled ids that matched no waiting request are remembered: a cancel races an
 /// answer by microseconds, not by thousands of requests.
 const CANCELLED_MEMORY: usize = 4096;
@@ -220,8 +220,10 @@ pub struct Session {
     progress: FastMap<IdKey, u64>,
     /// The tool calls that have a deadline, earliest first.
     deadlines: BTreeSet<(Instant, u64)>,
-    /// Client ids whose late answers are dropped: the proxy answered them (timeout).
-    expired: Remembered,
+    /// Client ids settled without the upstream's answer, whose late answers are dropped: the
+    /// proxy answered them (timeout), or the client cancelled them (it ignores an answer after
+    /// that, and SDKs log one as an answer to an unknown request).
+    abandoned: Remembered,
     /// Client ids cancelled while no request waited under them: a failed call being settled
     /// (its first answer read, its retry not yet registered) must not be retried.
     cancelled: Remembered,
@@ -320,7 +322,7 @@ impl Session {
             upstream_id: None,
             unsent_retry: None,
         };
-        self.expired.forget(&key);
+        self.abandoned.forget(&key);
         self.cancelled.forget(&key);
         self.answered.forget(&key);
         if let Some(old) = self.pending.insert(key.clone(), pending) {
@@ -341,7 +343,7 @@ impl Session {
     }
 
     /// A notification from the client. After `notifications/cancelled` the client ignores the
-    /// answer, so the request is forgotten and its answer, if one comes, passes untouched.
+    /// answer, so the request is forgotten and its answer, if one comes, is dropped.
     /// Returns the id of a proxy retry the upstream is working on, to cancel it too.
     pub fn client_notification(
         &mut self,
@@ -360,6 +362,8 @@ impl Session {
                 .map(|(k, _)| k.clone())
         };
         let key = if self.pending.contains_key(&client_key) {
+            self.abandoned
+                .remember(client_key.clone(), ABANDONED_MEMORY);
             client_key
         } else if let Some(key) = retry() {
             key
@@ -420,7 +424,7 @@ impl Session {
             return Answered::Pass;
         };
         let Some(pending) = self.pending.remove(&key) else {
-            if is_proxy_id(&key) || self.expired.forget(&key) {
+            if is_proxy_id(&key) || self.abandoned.forget(&key) {
                 return Answered::Drop;
             }
             if let Some(owed) = self.reused.get_mut(&key) {
@@ -485,7 +489,9 @@ impl Session {
             Some(key) => match self.pending.get(key) {
                 Some(pending) => streamable(pending),
                 None => {
-                    !is_proxy_id(key) && !self.expired.contains(key) && !self.answered.contains(key)
+                    !is_proxy_id(key)
+                        && !self.abandoned.contains(key)
+                        && !self.answered.contains(key)
                 }
             },
             // The id comes later (servers on the TypeScript SDK write it last): it could be any
@@ -501,7 +507,7 @@ impl Session {
     /// [`Answered::Duplicate`]), without settling anything.
     pub fn drops_answer(&self, key: &IdKey) -> bool {
         !self.pending.contains_key(key)
-            && (is_proxy_id(key) || self.expired.contains(key) || self.answered.contains(key))
+            && (is_proxy_id(key) || self.abandoned.contains(key) || self.answered.contains(key))
     }
 
     /// A tool call waits under `key` (again, for a retry).

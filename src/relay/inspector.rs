@@ -469,23 +469,27 @@ impl Inspector {
             let mut session = self.session();
             // Under the lock that registers the retry, or a cancel could fall in between.
             if session.cancelled_meanwhile(&call.id) {
-                tracing::debug!(tool, "the client cancelled the call: it is not retried");
-            } else {
-                bump(&self.stats.retried);
-                tracing::info!(
+                // Like any answer after a cancel: the client would ignore it.
+                tracing::debug!(
                     tool,
-                    attempt = call.attempt,
-                    delay_ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
-                    rule = error.rule_id.as_deref().unwrap_or("(unclassified)"),
-                    "transient failure: retrying"
+                    "the client cancelled the call: not retried, not answered"
                 );
-                // Out of the table until now, its deadline may have been passed over: look again.
-                effects.deadline = call.call.deadline.map(|d| d.at);
-                let failure = wire::response_line_json(&call.id, &rewritten.result);
-                let (key, line) = session.retry(call, failure);
-                effects.retries.push((delay, Retry { key, line }));
                 return false;
             }
+            bump(&self.stats.retried);
+            tracing::info!(
+                tool,
+                attempt = call.attempt,
+                delay_ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
+                rule = error.rule_id.as_deref().unwrap_or("(unclassified)"),
+                "transient failure: retrying"
+            );
+            // Out of the table until now, its deadline may have been passed over: look again.
+            effects.deadline = call.call.deadline.map(|d| d.at);
+            let failure = wire::response_line_json(&call.id, &rewritten.result);
+            let (key, line) = session.retry(call, failure);
+            effects.retries.push((delay, Retry { key, line }));
+            return false;
         }
         self.record_outcome(tool, error.category == Category::Transient);
         bump(&self.stats.rewritten);

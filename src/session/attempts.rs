@@ -7,7 +7,7 @@ use std::time::Instant;
 use serde_json::value::RawValue;
 
 use super::{
-    is_proxy_id, AnsweredCall, Deadline, Pending, PendingKind, Session, EXPIRED_MEMORY,
+    is_proxy_id, AnsweredCall, Deadline, Pending, PendingKind, Session, ABANDONED_MEMORY,
     PROXY_ID_PREFIX,
 };
 use crate::wire::IdKey;
@@ -86,7 +86,7 @@ impl Session {
     pub fn expire(&mut self, seq: u64) -> Option<Expired> {
         let (key, answered, sent) = self.take_call(seq)?;
         if !is_proxy_id(&key) {
-            self.expired.remember(key, EXPIRED_MEMORY);
+            self.abandoned.remember(key, ABANDONED_MEMORY);
         }
         Some(Expired {
             call: answered,

@@ -102,7 +102,7 @@ fn only_answers_nothing_reads_whole_may_stream() {
 }
 
 #[test]
-fn cancelled_and_task_calls_are_not_rewritten() {
+fn cancelled_calls_lose_their_answer_and_task_calls_pass() {
     let mut s = Session::default();
     s.client_request(&raw(r#""a""#), "tools/call", Some(&raw(r#"{"name":"t"}"#)));
     let retry = s.client_notification(
@@ -110,10 +110,15 @@ fn cancelled_and_task_calls_are_not_rewritten() {
         Some(&raw(r#"{"requestId":"a","reason":"x"}"#)),
     );
     assert!(retry.is_none(), "nothing of the proxy's to cancel");
-    assert!(matches!(
-        s.upstream_answer(&raw(r#""a""#), None),
-        Answered::Pass
-    ));
+    assert!(
+        matches!(s.upstream_answer(&raw(r#""a""#), None), Answered::Drop),
+        "the client ignores an answer after its cancel"
+    );
+    s.client_request(&raw(r#""a""#), "tools/call", Some(&raw(r#"{"name":"t"}"#)));
+    assert!(
+        matches!(s.upstream_answer(&raw(r#""a""#), None), Answered::Call(_)),
+        "the id used again is a new call"
+    );
     s.client_request(
         &raw("1"),
         "tools/call",
