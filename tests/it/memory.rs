@@ -1,6 +1,6 @@
 //! The proxy's memory under floods of requests, measured from `/proc`: a server that reads
 //! everything and answers nothing, and a client that stops reading while hundreds of thousands
-//! of calls time out. What the README says of the proxy's memory must hold under both.
+//! of calls time out. What docs/operations.md says of the proxy's memory must hold under both.
 //!
 //! The figures of a release build: `cargo build --release`, then
 //! `MCP_ERRNORM_BIN=target/release/mcp-errnorm cargo test --test it memory:: -- --include-ignored --nocapture`.
@@ -192,8 +192,8 @@ fn a_stalled_client_whose_calls_time_out_keeps_memory_bounded_and_gets_answers_a
     );
 }
 
-/// The same floods with the limit out of the way, for the README's figures (`cargo test --test
-/// memory -- --ignored --nocapture`): what the limit saves.
+/// The same floods with the limit out of the way, for the figures in docs/operations.md
+/// (`cargo test --test memory -- --ignored --nocapture`): what the limit saves.
 #[test]
 #[ignore = "figures only: holds hundreds of MB"]
 fn the_floods_without_a_limit_for_the_figures() {
