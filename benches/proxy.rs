@@ -5,6 +5,8 @@
 //!   stdio proxy pays;
 //! - `errnorm`: through `target/release/mcp-errnorm`; for 32 calls in flight and the memory
 //!   workload, also with a time limit on every call (`[timeouts]`);
+//! - `baseline`: through another build of mcp-errnorm named by `MCP_ERRNORM_BENCH_BASELINE`
+//!   (before and after a change, in one run), when it is set.
 //! - `mcp-rtk`: through another stdio MCP proxy from crates.io, when `scripts/bench.sh` could
 //!   install it (`MCP_ERRNORM_BENCH_RTK` names its binary).
 //!
@@ -35,6 +37,9 @@ enum Via {
     /// The proxy with a time limit on every call (`[timeouts] default_seconds = 30`).
     ErrnormTimed,
     Rtk,
+    /// Another build of mcp-errnorm (`MCP_ERRNORM_BENCH_BASELINE`), to compare two versions in
+    /// one run.
+    Baseline,
 }
 
 impl Via {
@@ -45,6 +50,7 @@ impl Via {
             Via::Errnorm => "errnorm",
             Via::ErrnormTimed => "errnorm with time limits",
             Via::Rtk => "mcp-rtk",
+            Via::Baseline => "baseline",
         }
     }
 }
@@ -54,6 +60,7 @@ struct Paths {
     relay: PathBuf,
     upstream: PathBuf,
     rtk: Option<PathBuf>,
+    baseline: Option<PathBuf>,
     scratch: PathBuf,
 }
 
@@ -80,6 +87,7 @@ impl Paths {
             rtk: std::env::var_os("MCP_ERRNORM_BENCH_RTK")
                 .map(PathBuf::from)
                 .filter(|p| p.exists()),
+            baseline: std::env::var_os("MCP_ERRNORM_BENCH_BASELINE").map(PathBuf::from),
             scratch,
         };
         for p in [&paths.errnorm, &paths.relay, &paths.upstream] {
@@ -115,6 +123,11 @@ impl Paths {
                 if via == Via::ErrnormTimed {
                     c.arg("--config").arg(self.scratch.join("timeouts.toml"));
                 }
+                c.arg("--").arg(&self.upstream);
+                c
+            }
+            Via::Baseline => {
+                let mut c = Command::new(self.baseline.as_ref().expect("a baseline build"));
                 c.arg("--").arg(&self.upstream);
                 c
             }
@@ -891,6 +904,9 @@ fn main() {
     }
     let paths = Paths::find();
     let mut vias = vec![Via::Direct, Via::Relay, Via::Errnorm];
+    if paths.baseline.is_some() {
+        vias.push(Via::Baseline);
+    }
     if paths.rtk.is_some() {
         vias.push(Via::Rtk);
     }
@@ -909,6 +925,9 @@ fn main() {
     match &paths.rtk {
         Some(p) => println!("  mcp-rtk:  {}", p.display()),
         None => println!("  mcp-rtk:  not installed (MCP_ERRNORM_BENCH_RTK unset)"),
+    }
+    if let Some(p) = &paths.baseline {
+        println!("  baseline: {} (MCP_ERRNORM_BENCH_BASELINE)", p.display());
     }
     println!();
 
@@ -1147,7 +1166,10 @@ fn main() {
     let mut errnorm_mem = None;
     // The side-by-side proxy is left out here: at its pace the long run alone takes a minute.
     // With time limits too: every call then has a deadline, which must go with its answer.
-    let mem_vias = [Via::Relay, Via::Errnorm, Via::ErrnormTimed];
+    let mut mem_vias = vec![Via::Relay, Via::Errnorm, Via::ErrnormTimed];
+    if paths.baseline.is_some() {
+        mem_vias.push(Via::Baseline);
+    }
     let mut timed_growth = None;
     for via in mem_vias.iter().filter(|_| want("memory")) {
         match memory(&paths, *via, s.growth_n) {
