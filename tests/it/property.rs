@@ -178,6 +178,8 @@ struct Oracle {
     pending: HashMap<IdKey, bool>,
     /// Ids the upstream answered: another answer to one is a duplicate, dropped.
     answered: HashSet<IdKey>,
+    /// Ids the client cancelled while they waited: the client ignores their answer, dropped.
+    cancelled: HashSet<IdKey>,
     /// Ids the client sent again while in flight: answers owed beyond the first.
     owed: HashMap<IdKey, u32>,
     /// Through the binary, answers this long stream to the client unread (`stream_answers_over`,
@@ -202,6 +204,7 @@ impl Oracle {
         Oracle {
             pending: HashMap::new(),
             answered: HashSet::new(),
+            cancelled: HashSet::new(),
             owed: HashMap::new(),
             streams_over,
         }
@@ -235,6 +238,7 @@ impl Oracle {
                         .is_some_and(Value::is_string)
                     && params.and_then(|p| p.get("task")).is_none();
                 self.answered.remove(&key);
+                self.cancelled.remove(&key);
                 if self.pending.insert(key.clone(), rewritable).is_some() {
                     *self.owed.entry(key).or_insert(0) += 1;
                 }
@@ -246,7 +250,9 @@ impl Oracle {
                         .and_then(|p| p.get("requestId"))
                         .map(Value::to_string);
                     if let Some(key) = id.as_deref().and_then(key_of) {
-                        self.pending.remove(&key);
+                        if self.pending.remove(&key).is_some() {
+                            self.cancelled.insert(key);
+                        }
                     }
                 }
             }
@@ -283,6 +289,18 @@ impl Oracle {
             return Expect::Same;
         };
         let Some(rewritable) = self.pending.remove(&key) else {
+            // A long line whose id comes after the cut is on its way to the client before
+            // its id is known (as a late answer to a timed-out call is).
+            let streamed_blind = self.streams_over.is_some_and(|limit| {
+                line.len() > limit && line.find("\"id\"").is_none_or(|at| at > limit)
+            });
+            if self.cancelled.remove(&key) {
+                return if streamed_blind {
+                    Expect::Same
+                } else {
+                    Expect::Dropped
+                };
+            }
             if let Some(owed) = self.owed.get_mut(&key) {
                 *owed -= 1;
                 if *owed == 0 {
@@ -290,11 +308,6 @@ impl Oracle {
                 }
                 return Expect::Same;
             }
-            // A long line whose id comes after the cut is on its way to the client before
-            // its id is known (as a late answer to a timed-out call is).
-            let streamed_blind = self.streams_over.is_some_and(|limit| {
-                line.len() > limit && line.find("\"id\"").is_none_or(|at| at > limit)
-            });
             return if self.answered.contains(&key) && !streamed_blind {
                 Expect::Dropped
             } else {
@@ -354,6 +367,8 @@ impl Oracle {
         };
         if self.pending.remove(&key).is_some() {
             self.answered.insert(key);
+        } else if self.cancelled.remove(&key) {
+            // Settled by its cancel already.
         } else if let Some(owed) = self.owed.get_mut(&key) {
             *owed -= 1;
             if *owed == 0 {
