@@ -69,6 +69,15 @@ pub static EMBEDDED: LazyLock<Model<'static>> = LazyLock::new(|| {
     Model::from_text(include_str!("model/weights.txt")).expect("the embedded model parses")
 });
 
+/// Why a model's text (`src/model/weights.txt`) cannot be read.
+#[derive(Debug, thiserror::Error)]
+pub enum ModelError {
+    #[error("line {0}: no tab")]
+    NoTab(usize),
+    #[error("line {0}: four weights wanted")]
+    Weights(usize),
+}
+
 impl<'a> Model<'a> {
     fn new(
         bias: [f32; 4],
@@ -149,7 +158,7 @@ impl<'a> Model<'a> {
     }
 
     /// Parses [`Model::to_text`]'s output.
-    pub fn from_text(text: &'a str) -> Result<Model<'a>, String> {
+    pub fn from_text(text: &'a str) -> Result<Model<'a>, ModelError> {
         let mut bias = [0.0; 4];
         let mut weights = Vec::new();
         let mut trained_on = String::new();
@@ -157,9 +166,7 @@ impl<'a> Model<'a> {
             if line.starts_with('#') || line.is_empty() {
                 continue;
             }
-            let (name, rest) = line
-                .split_once('\t')
-                .ok_or_else(|| format!("line {}: no tab", n + 1))?;
+            let (name, rest) = line.split_once('\t').ok_or(ModelError::NoTab(n + 1))?;
             if name == "trained-on" {
                 trained_on = rest.to_owned();
                 continue;
@@ -170,7 +177,7 @@ impl<'a> Model<'a> {
                 *slot = columns
                     .next()
                     .and_then(|c| c.parse().ok())
-                    .ok_or_else(|| format!("line {}: four weights wanted", n + 1))?;
+                    .ok_or(ModelError::Weights(n + 1))?;
             }
             if name == "bias" {
                 bias = w;

@@ -100,8 +100,25 @@ pub struct Redactor {
     pub attempted_query: QueryDetail,
 }
 
+/// Why the redaction patterns of a config cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum RedactError {
+    #[error("invalid redaction pattern '{pattern}': {source}")]
+    Invalid {
+        pattern: String,
+        source: regex::Error,
+    },
+    #[error(
+        "redaction pattern '{0}' can match an empty text (as `\\b` or `x?` do): it would mask \
+         between characters"
+    )]
+    MatchesEmpty(String),
+    #[error("the redaction patterns do not compile together: {0}")]
+    Together(regex::Error),
+}
+
 impl Redactor {
-    pub fn new(config: &RedactConfig) -> Result<Redactor, String> {
+    pub fn new(config: &RedactConfig) -> Result<Redactor, RedactError> {
         let shipped = DEFAULT_PATTERNS
             .iter()
             .map(|(_, p)| *p)
@@ -114,15 +131,15 @@ impl Redactor {
             })
         });
         let yours = config.patterns.iter().map(|p| {
-            let regex = compile(p).map_err(|e| format!("invalid redaction pattern '{p}': {e}"))?;
+            let regex = compile(p).map_err(|source| RedactError::Invalid {
+                pattern: p.clone(),
+                source,
+            })?;
             // Matching nothing at all, or nothing beside something (`\b`, `x?`).
             let can_be_empty = regex_automata::util::syntax::parse(p)
                 .map_or(true, |hir| hir.properties().minimum_len() == Some(0));
             if can_be_empty {
-                return Err(format!(
-                    "redaction pattern '{p}' can match an empty text (as `\\b` or `x?` do): it \
-                     would mask between characters"
-                ));
+                return Err(RedactError::MatchesEmpty(p.clone()));
             }
             Ok(Pattern {
                 text: p.clone(),
@@ -131,9 +148,9 @@ impl Redactor {
         });
         let patterns = shipped
             .chain(yours)
-            .collect::<Result<Arc<[Pattern]>, String>>()?;
+            .collect::<Result<Arc<[Pattern]>, RedactError>>()?;
         let any = regex::RegexSet::new(patterns.iter().map(|p| &p.text))
-            .map_err(|e| format!("the redaction patterns do not compile together: {e}"))?;
+            .map_err(RedactError::Together)?;
         Ok(Redactor {
             patterns,
             shipped: if config.defaults {

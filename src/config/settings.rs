@@ -145,7 +145,7 @@ impl Settings {
             })
             .ok();
         let redactor = Redactor::new(&config.redact)
-            .map_err(|message| note(at("redact.patterns"), message))
+            .map_err(|error| note(at("redact.patterns"), error.to_string()))
             .ok();
         let limits = Limits::of(limits, |key, message| note(at(key), message));
         // The flag's level wins over the file's, and is said of the flag.

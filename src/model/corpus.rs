@@ -50,12 +50,27 @@ pub fn origin_name(origin: &str) -> String {
     origin[..end].trim().to_owned()
 }
 
+/// A corpus line that is not a case.
+#[derive(Debug, thiserror::Error)]
+#[error("{file}:{line}: {source}")]
+pub struct CorpusError {
+    pub file: String,
+    pub line: usize,
+    pub source: serde_json::Error,
+}
+
 /// The cases of one JSON-lines file named `name`; an error names `name:line`.
-pub fn parse(name: &str, text: &str) -> Result<Vec<Case>, String> {
+pub fn parse(name: &str, text: &str) -> Result<Vec<Case>, CorpusError> {
     text.lines()
         .enumerate()
         .filter(|(_, l)| !l.trim().is_empty())
-        .map(|(n, line)| serde_json::from_str(line).map_err(|e| format!("{name}:{}: {e}", n + 1)))
+        .map(|(n, line)| {
+            serde_json::from_str(line).map_err(|source| CorpusError {
+                file: name.to_owned(),
+                line: n + 1,
+                source,
+            })
+        })
         .collect()
 }
 
@@ -77,6 +92,6 @@ mod tests {
     #[test]
     fn a_broken_line_is_named() {
         let e = parse("f.jsonl", "\n{\"text\": 1}\n").unwrap_err();
-        assert!(e.starts_with("f.jsonl:2: "), "{e}");
+        assert!(e.to_string().starts_with("f.jsonl:2: "), "{e}");
     }
 }
