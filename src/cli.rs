@@ -107,6 +107,9 @@ pub struct RunArgs {
     /// stderr is logged there too.
     #[arg(long, value_name = "FILE")]
     pub log_file: Option<PathBuf>,
+    /// The server's name in the log (default: from its command, e.g. `server-filesystem`).
+    #[arg(long, value_name = "NAME")]
+    pub name: Option<String>,
     /// The MCP server to run, after `--`.
     #[arg(last = true, required = true, value_name = "COMMAND")]
     pub upstream: Vec<String>,
@@ -292,7 +295,11 @@ fn run_proxy(args: &RunArgs) -> Result<i32, Error> {
             })?,
         ),
     };
-    let run = crate::relay::run(&args.upstream, args.flags(), settings, unmatched);
+    let server = args
+        .name
+        .clone()
+        .unwrap_or_else(|| crate::config::server_name(&args.upstream));
+    let run = crate::relay::run(&args.upstream, server, args.flags(), settings, unmatched);
     runtime.block_on(run).map_err(|e| {
         if log_to_file {
             tracing::error!("{e}");

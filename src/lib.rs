@@ -30,7 +30,7 @@
 //!   protocol version.
 //! - [`config`]: the config file as written (`config/schema.rs`) and its resolution, with the
 //!   flags, into the [`config::Settings`] of a run (`config/settings.rs`), from texts the shell
-//!   read.
+//!   read; the name the log gives the server, from its command (`config/server.rs`).
 //!
 //! A thin I/O shell:
 //! - [`sys`]: every `libc` call and every `unsafe` block of the crate (the root denies

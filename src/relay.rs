@@ -71,10 +71,12 @@ pub enum StartError {
 }
 
 /// Runs the proxy until the upstream has exited for good; returns the exit code for the proxy.
-/// `flags` are where `settings` came from, for reloading them.
+/// `flags` are where `settings` came from, for reloading them; `server` is the server's name
+/// in the log.
 // Long: the restart loop, each step a call; what to do next is the Supervisor's decision.
 pub async fn run(
     command: &[String],
+    server: String,
     flags: Flags,
     settings: Settings,
     unmatched: Option<UnmatchedLog>,
@@ -91,7 +93,7 @@ pub async fn run(
     let shown = settings.redactor.text(&shell_line(command)).into_owned();
     tracing::info!(command = %shown, pid = child.id(), "upstream started");
 
-    let io = wire_up(flags, &settings, unmatched, stdin).map_err(StartError::Stdout)?;
+    let io = wire_up(server, flags, &settings, unmatched, stdin).map_err(StartError::Stdout)?;
     let inspector = io.inspector.clone();
     let mut reader = Reader::start(&io, stdout, stderr_done);
     let client = io.clone();
@@ -178,7 +180,7 @@ async fn finish(io: &Arc<Io>, signals: &mut Signals, sup: &mut Supervisor, how: 
         let settle = move |io: Arc<Io>| io.upstream_gone(&how);
         off_thread_patiently("settle", io, settle, signals, &mut sup.stopping).await;
     }
-    tracing::info!("{}", io.inspector.stats.summary());
+    io.inspector.stats.log();
     let flush = |io: Arc<Io>| {
         let _ = io.client.flush();
     };
@@ -192,12 +194,14 @@ async fn finish(io: &Arc<Io>, signals: &mut Signals, sup: &mut Supervisor, how: 
 /// The relay of a run, its first upstream's stdin attached: the inspector, the reload of its
 /// rules, what the pumps share, and the watcher of time limits.
 fn wire_up(
+    server: String,
     flags: Flags,
     settings: &Settings,
     unmatched: Option<UnmatchedLog>,
     stdin: OwnedFd,
 ) -> std::io::Result<Arc<Io>> {
     let mut inspector = Inspector::new(settings.rewriter(), settings.policy.clone());
+    inspector.server = server;
     inspector.log_unmatched = unmatched.is_some();
     inspector.non_json = settings.non_json_upstream_lines;
     inspector.max_pending = settings.max_pending_requests;
@@ -688,8 +692,8 @@ impl Signals {
                 _ = self.int.recv() => return (sys::SIGINT, "SIGINT"),
                 _ = self.term.recv() => return (sys::SIGTERM, "SIGTERM"),
                 _ = self.quit.recv() => return (sys::SIGQUIT, "SIGQUIT"),
-                _ = self.usr1.recv() => tracing::info!("{}", self.inspector.stats.summary()),
-                _ = self.usr2.recv() => tracing::info!("{}", self.inspector.stats.summary()),
+                _ = self.usr1.recv() => self.inspector.stats.log(),
+                _ = self.usr2.recv() => self.inspector.stats.log(),
             }
         }
     }

@@ -56,11 +56,15 @@ pub enum Streamed {
     Early { may_be_failure: bool },
 }
 
-/// Counters for the summary line on exit and on SIGUSR1.
+/// Counters for the statistics logged on exit and on SIGUSR1.
 #[derive(Debug, Default)]
 pub struct Stats {
     calls: AtomicU64,
     by_category: [AtomicU64; 5],
+    /// Failures by the rule that decided them (`(none)`: no rule did, or the proxy does not
+    /// know: a failure rewritten already), and by tool.
+    by_rule: Mutex<Tally>,
+    by_tool: Mutex<Tally>,
     rewritten: AtomicU64,
     retried: AtomicU64,
     recovered: AtomicU64,
@@ -68,6 +72,34 @@ pub struct Stats {
     unclassified: AtomicU64,
     circuit_open: AtomicU64,
     too_many_pending: AtomicU64,
+}
+
+/// Counts by name, bounded: past [`Tally::MAX_NAMES`] names, new ones count as `(other)` (a
+/// server that names a tool per call cannot grow it without end).
+#[derive(Debug, Default)]
+struct Tally(std::collections::BTreeMap<String, u64>);
+
+impl Tally {
+    const MAX_NAMES: usize = 256;
+    const OTHER: &'static str = "(other)";
+
+    fn add(&mut self, name: &str) {
+        if let Some(n) = self.0.get_mut(name) {
+            *n += 1;
+            return;
+        }
+        let name = if self.0.len() < Self::MAX_NAMES {
+            name
+        } else {
+            Self::OTHER
+        };
+        *self.0.entry(name.to_owned()).or_default() += 1;
+    }
+
+    /// As a compact JSON object: `{"name":count,...}`, by name.
+    fn json(&self) -> String {
+        serde_json::to_string(&self.0).expect("a map of strings to numbers")
+    }
 }
 
 fn bump(counter: &AtomicU64) {
@@ -79,8 +111,12 @@ fn bump_is_first(counter: &AtomicU64) -> bool {
     counter.load(Ordering::Relaxed) == 1
 }
 
+/// What the log says when no rule decided a failure.
+const NO_RULE: &str = "(none)";
+
 impl Stats {
-    fn failure(&self, category: Category) {
+    /// A failure of `tool`, decided by `rule` (if any), counted.
+    fn failure(&self, category: Category, tool: &str, rule: Option<&str>) {
         let index = match category {
             Category::Transient => 0,
             Category::Validation => 1,
@@ -89,17 +125,18 @@ impl Stats {
             Category::Unknown => 4,
         };
         bump(&self.by_category[index]);
+        lock(&self.by_rule).add(rule.unwrap_or(NO_RULE));
+        lock(&self.by_tool).add(tool);
     }
 
-    /// One line: calls, failures by category, rewritten, retried, recovered, timed out,
-    /// unclassified, refused by a circuit breaker, refused as too many were waiting.
+    /// The statistics as one text: the fields of [`Stats::log`], as the text log shows them.
     pub fn summary(&self) -> String {
         let n = |c: &AtomicU64| c.load(Ordering::Relaxed);
         let [t, v, b, p, u] = &self.by_category;
         format!(
-            "calls={} failures: transient={} validation={} business={} permission={} unknown={}; \
+            "calls={} transient={} validation={} business={} permission={} unknown={} \
              rewritten={} retried={} recovered={} timed_out={} unclassified={} circuit_open={} \
-             too_many_pending={}",
+             too_many_pending={} by_rule={} by_tool={}",
             n(&self.calls),
             n(t),
             n(v),
@@ -112,12 +149,45 @@ impl Stats {
             n(&self.timed_out),
             n(&self.unclassified),
             n(&self.circuit_open),
-            n(&self.too_many_pending)
+            n(&self.too_many_pending),
+            lock(&self.by_rule).json(),
+            lock(&self.by_tool).json(),
         )
+    }
+
+    /// Logs the statistics at info, each count a field of its own: calls, failures by
+    /// category (`transient` ... `unknown`), rewritten, retried, recovered, timed out,
+    /// unclassified, refused by a circuit breaker, refused as too many were waiting; and the
+    /// failures by rule and by tool (`by_rule`, `by_tool`: compact JSON objects).
+    pub fn log(&self) {
+        let n = |c: &AtomicU64| c.load(Ordering::Relaxed);
+        let [t, v, b, p, u] = &self.by_category;
+        let by_rule = lock(&self.by_rule).json();
+        let by_tool = lock(&self.by_tool).json();
+        tracing::info!(
+            calls = n(&self.calls),
+            transient = n(t),
+            validation = n(v),
+            business = n(b),
+            permission = n(p),
+            unknown = n(u),
+            rewritten = n(&self.rewritten),
+            retried = n(&self.retried),
+            recovered = n(&self.recovered),
+            timed_out = n(&self.timed_out),
+            unclassified = n(&self.unclassified),
+            circuit_open = n(&self.circuit_open),
+            too_many_pending = n(&self.too_many_pending),
+            by_rule = %by_rule,
+            by_tool = %by_tool,
+            "statistics"
+        );
     }
 }
 
 pub struct Inspector {
+    /// The wrapped server's name in the log (`--name`, or [`crate::config::server_name`]).
+    pub server: String,
     pub session: Mutex<Session>,
     pub rewriter: SharedRewriter,
     pub policy: Policy,
@@ -145,6 +215,7 @@ pub struct Unsettled {
 impl Inspector {
     pub fn new(rewriter: Rewriter, policy: Policy) -> Inspector {
         Inspector {
+            server: String::new(),
             session: Mutex::new(Session::default()),
             rewriter: Arc::new(ArcSwap::from_pointee(rewriter)),
             policy,
@@ -429,7 +500,7 @@ impl Inspector {
     ) -> bool {
         let tool = call.call.name.as_str();
         if let Some(category) = failure {
-            self.stats.failure(category);
+            self.stats.failure(category, tool, None);
         }
         self.record_outcome(tool, failure == Some(Category::Transient));
         if call.attempt == 1 {
@@ -437,7 +508,13 @@ impl Inspector {
         }
         if failure.is_none() {
             bump(&self.stats.recovered);
-            tracing::info!(tool, attempts = call.attempt, "a retry succeeded");
+            tracing::info!(
+                server = self.server.as_str(),
+                tool,
+                request_id = %call.id.get(),
+                attempts = call.attempt,
+                "a retry succeeded"
+            );
         }
         effects.to_client.push(match answer {
             Answer::Result(raw) => wire::answer_line(&call.id, "result", raw),
@@ -478,7 +555,9 @@ impl Inspector {
             }
             bump(&self.stats.retried);
             tracing::info!(
+                server = self.server.as_str(),
                 tool,
+                request_id = %call.id.get(),
                 attempt = call.attempt,
                 delay_ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
                 rule = error.rule_id.as_deref().unwrap_or("(unclassified)"),
@@ -493,16 +572,26 @@ impl Inspector {
         }
         self.record_outcome(tool, error.category == Category::Transient);
         bump(&self.stats.rewritten);
-        self.stats.failure(error.category);
+        self.stats
+            .failure(error.category, tool, error.rule_id.as_deref());
         if error.rule_id.is_none() {
             bump(&self.stats.unclassified);
         }
-        tracing::debug!(
+        let head = rewriter
+            .redactor
+            .log_head(&error.original_error.text, LOGGED_TEXT_CHARS);
+        // The one line a rewritten failure gets at the default level: each part a field of its
+        // own (in `--log-format json` too), the upstream's own text by its head, masked.
+        tracing::info!(
+            server = self.server.as_str(),
             tool,
-            rule = error.rule_id.as_deref().unwrap_or("(unclassified)"),
+            request_id = %call.id.get(),
+            rule = error.rule_id.as_deref().unwrap_or(NO_RULE),
             category = %error.category,
             code = %error.code,
+            retryable = error.retryable,
             attempts = error.attempts,
+            text = head.as_str(),
             "rewrote a failed tool call"
         );
         if self.log_unmatched {
@@ -706,8 +795,13 @@ impl Inspector {
                 break;
             };
             let limit = call.call.deadline.map_or(Duration::ZERO, |d| d.limit);
+            let rewritten = self.rewriter.load().timed_out(&call, limit);
             bump(&self.stats.timed_out);
-            self.stats.failure(Category::Transient);
+            self.stats.failure(
+                Category::Transient,
+                &call.call.name,
+                rewritten.error.rule_id.as_deref(),
+            );
             self.record_outcome(&call.call.name, true);
             tracing::warn!(tool = %call.call.name, "no answer in time: cancelled");
             if sent {
@@ -715,7 +809,6 @@ impl Inspector {
                     .to_upstream
                     .push(cancel_line(call.upstream_id(), "timeout"));
             }
-            let rewritten = self.rewriter.load().timed_out(&call, limit);
             let line = wire::response_line_json(&call.id, &rewritten.result);
             made += line.len();
             effects.to_client.push(line);
@@ -754,8 +847,11 @@ impl Inspector {
             let line = match request {
                 Unanswered::Call(call) => {
                     bump(&self.stats.rewritten);
-                    self.stats.failure(Category::Transient);
-                    wire::response_line_json(&call.id, &rewriter.upstream_gone(&call, how).result)
+                    let rewritten = rewriter.upstream_gone(&call, how);
+                    let rule = rewritten.error.rule_id.as_deref();
+                    self.stats
+                        .failure(Category::Transient, &call.call.name, rule);
+                    wire::response_line_json(&call.id, &rewritten.result)
                 }
                 // The failure it was retried for: the server's exit says less about the call.
                 Unanswered::RetryNotSent(failure) => {
@@ -827,6 +923,9 @@ fn cancel_line(id: &RawValue, reason: &str) -> Vec<u8> {
     format!("{{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{params}}}\n")
         .into_bytes()
 }
+
+/// How much of a failure's own text the log line of its rewrite shows, in characters.
+const LOGGED_TEXT_CHARS: usize = 200;
 
 /// How much of a non-JSON line the log shows.
 const LOGGED_LINE_BYTES: usize = 4 << 10;
@@ -985,6 +1084,38 @@ mod tests {
         let answer = json(answer);
         assert_eq!(answer["id"], 2);
         assert_eq!(inspector.waiting(), 1);
+    }
+
+    #[test]
+    fn failures_are_counted_by_rule_and_by_tool_up_to_so_many_names() {
+        let inspector = inspector();
+        inspector.client_line(call(1, "login"));
+        inspector.upstream_line(failed(1, "account is locked"));
+        inspector.client_line(call(2, "query"));
+        inspector.upstream_line(failed(2, "the frobnicator broke"));
+        let summary = inspector.stats.summary();
+        assert!(
+            summary.contains(r#"by_rule={"(none)":1,"locked":1}"#),
+            "{summary}"
+        );
+        assert!(
+            summary.contains(r#"by_tool={"login":1,"query":1}"#),
+            "{summary}"
+        );
+        assert!(summary.contains("permission=1 unknown=1"), "{summary}");
+
+        let mut tally = Tally::default();
+        for i in 0..Tally::MAX_NAMES + 10 {
+            tally.add(&format!("tool-{i}"));
+        }
+        tally.add("tool-0");
+        assert_eq!(
+            tally.0.len(),
+            Tally::MAX_NAMES + 1,
+            "the names, and (other)"
+        );
+        assert_eq!(tally.0[Tally::OTHER], 10);
+        assert_eq!(tally.0["tool-0"], 2, "a name counted already still counts");
     }
 
     #[test]

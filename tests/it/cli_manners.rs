@@ -37,6 +37,10 @@ fn every_subcommand_has_help_with_examples() {
         assert!(stdout.contains(sub), "{sub} missing from --help");
     }
     assert!(stdout.contains("--log-format") && stdout.contains("--log-file"));
+    assert!(
+        stdout.contains("--name <NAME>") && stdout.contains("The server's name in the log"),
+        "{stdout}"
+    );
     let (code, stdout, _) = run(&["--version"]);
     assert_eq!(code, Some(0));
     assert!(stdout.starts_with("mcp-errnorm "));
