@@ -11,6 +11,7 @@ mod docs;
 mod faults;
 mod install;
 mod lifecycle;
+mod manners;
 mod memory;
 mod property;
 mod real_failures;
