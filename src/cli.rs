@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use clap::{Args, CommandFactory, Parser, Subcommand};
 
-use crate::commands::{ClassifyArgs, RuleArgs};
+use crate::commands::{ClassifyArgs, RuleArgs, RulesCommand};
 use crate::config::{Flags, LogFormat, Settings};
 use crate::diagnostic::Diagnostics;
 use crate::exit;
@@ -75,6 +75,9 @@ pub struct LogFileError {
         mcp-errnorm demo\n  \
         mcp-errnorm -- npx -y @modelcontextprotocol/server-filesystem /tmp\n  \
         mcp-errnorm --rules my-rules.toml --profile enterprise -- uvx mcp-server-time\n\n\
+        Config: --config FILE, else the file MCP_ERRNORM_CONFIG names, else \
+        $XDG_CONFIG_HOME/mcp-errnorm/config.toml (~/.config/mcp-errnorm/config.toml) if it \
+        exists, else the embedded defaults; `mcp-errnorm init` writes a starter there.\n\n\
         Exit codes: 64 bad usage or invalid config/rules, 69 the server could not be started, \
         70 internal error; otherwise the server's own exit status (128+N if killed by signal N)."
 )]
@@ -94,7 +97,9 @@ pub struct RunArgs {
     /// text, time): ready for `classify --jsonl`, `coverage` and writing new rules.
     #[arg(long, value_name = "FILE")]
     pub log_unmatched: Option<PathBuf>,
-    /// Shape of the error the model reads: mcp (seed 001 names) or enterprise (seed 000 envelope).
+    /// Shape of the error the model reads: mcp (the MCP shape: errorCategory, isRetryable,
+    /// message, ...) or enterprise (the enterprise envelope: success, error_code,
+    /// retry_recommended, ...).
     #[arg(long, value_enum)]
     pub profile: Option<Profile>,
     /// Log level or tracing filter (off, error, warn, info, debug, trace); also MCP_ERRNORM_LOG.
@@ -130,11 +135,11 @@ pub enum Command {
     #[command(hide = true)]
     DemoServer,
     /// Validate the config and rule files without running anything, then run every rule's
-    /// examples. Exit 0 all well, 1 an example failed, 64 invalid files or a rule of yours that
+    /// examples; says first which config file it read (on stderr). Exit 0 all well, 1 an example failed, 64 invalid files or a rule of yours that
     /// can never fire.
     #[command(after_help = "Examples:\n  \
         mcp-errnorm check --rules my-rules.toml\n  \
-        mcp-errnorm check --config ~/.config/mcp-errnorm.toml")]
+        mcp-errnorm check --config ~/work/mcp-errnorm.toml")]
     Check {
         #[command(flatten)]
         source: RuleArgs,
@@ -164,11 +169,26 @@ pub enum Command {
         /// JSON lines: {"text": ..., "tool": ..., "source": "result"|"rpc", "code": N}.
         file: PathBuf,
     },
-    /// Write a commented starter config.toml and rules.toml into the current folder (never
-    /// overwrites).
-    #[command(after_help = "Example:\n  \
-        mkdir -p ~/.config/mcp-errnorm && cd ~/.config/mcp-errnorm && mcp-errnorm init")]
-    Init,
+    /// Write a commented starter config.toml and rules.toml into the default config folder
+    /// ($XDG_CONFIG_HOME/mcp-errnorm, else ~/.config/mcp-errnorm), where the proxy finds them
+    /// by itself, or into --dir (created if need be; never overwrites).
+    #[command(after_help = "Examples:\n  \
+        mcp-errnorm init\n  \
+        mcp-errnorm init --dir ./my-project")]
+    Init {
+        /// Write into DIR instead of the default config folder.
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+    },
+    /// The rules the proxy tries, embedded and yours: `rules list`, `rules show ID`.
+    #[command(
+        subcommand,
+        after_help = "Examples:\n  \
+        mcp-errnorm rules list\n  \
+        mcp-errnorm rules list --json --rules my-rules.toml\n  \
+        mcp-errnorm rules show tls-certificate"
+    )]
+    Rules(RulesCommand),
     /// Put mcp-errnorm in front of the stdio servers of a client's MCP config (reversible).
     Install(crate::install::InstallArgs),
     /// Take mcp-errnorm out of a client's MCP config again: the original commands come back.
@@ -191,15 +211,78 @@ pub enum Command {
 }
 
 impl RunArgs {
-    fn flags(&self) -> Flags {
-        Flags {
+    /// The flags of a run, with the config file located (see [`RuleArgs::flags`]).
+    fn flags(&self) -> Result<Flags, Diagnostics> {
+        let (located, _) = self.source.flags()?;
+        Ok(Flags {
             profile: self.profile,
             log_level: self.log_level.clone(),
             log_unmatched: self.log_unmatched.clone(),
             log_format: self.log_format,
             log_file: self.log_file.clone(),
-            ..self.source.flags()
-        }
+            ..located
+        })
+    }
+}
+
+/// A usage error, with a tip when the server's command was given without `--` before it
+/// (`mcp-errnorm npx foo`): clap then finds an argument it does not expect. `args` is the
+/// whole command line, the program's name first.
+pub fn with_separator_hint(mut error: clap::Error, args: &[std::ffi::OsString]) -> clap::Error {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    if error.kind() != ErrorKind::UnknownArgument {
+        return error;
+    }
+    let Some(ContextValue::String(unexpected)) = error.get(ContextKind::InvalidArg) else {
+        return error;
+    };
+    let words: Vec<String> = args
+        .iter()
+        .skip(1)
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    let command = Cli::command();
+    let is_subcommand = |word: &String| {
+        word == "help"
+            || command
+                .get_subcommands()
+                .any(|c| c.get_name() == word || c.get_all_aliases().any(|a| a == word))
+    };
+    let Some(at) = words.iter().position(|w| w == unexpected) else {
+        return error;
+    };
+    // An option misspelt, a `--` already there, or a subcommand's own argument: not this.
+    if unexpected.starts_with('-')
+        || words.iter().any(|w| w == "--")
+        || words[..at].iter().any(is_subcommand)
+    {
+        return error;
+    }
+    let tip = separator_hint(&words[..at], &words[at..]);
+    error.insert(
+        ContextKind::Suggested,
+        ContextValue::StyledStrs(vec![tip.into()]),
+    );
+    error
+}
+
+/// The tip for a server's command given without `--`: the same line with it in its place.
+fn separator_hint(options: &[String], server: &[String]) -> String {
+    let line: Vec<String> = std::iter::once("mcp-errnorm".to_owned())
+        .chain(options.iter().map(|w| shell_word(w)))
+        .chain(std::iter::once("--".to_owned()))
+        .chain(server.iter().map(|w| shell_word(w)))
+        .collect();
+    format!("put '--' before the server's command: {}", line.join(" "))
+}
+
+/// `word` as a POSIX shell reads it back: as it is when that is safe, else single-quoted.
+fn shell_word(word: &str) -> String {
+    let safe = |c: char| c.is_ascii_alphanumeric() || "@%+=:,./_-~".contains(c);
+    if !word.is_empty() && word.chars().all(safe) {
+        word.to_owned()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
     }
 }
 
@@ -219,18 +302,19 @@ pub fn run(cli: Cli) -> Result<i32, Error> {
             Ok(crate::demo::run_demo(profile)?)
         }
         Some(Command::DemoServer) => Ok(crate::demo::serve()),
-        Some(Command::Check { source }) => Ok(crate::commands::check(&source.flags())?),
+        Some(Command::Check { source }) => Ok(crate::commands::check(&source)?),
         Some(Command::Classify(args)) => Ok(crate::commands::classify(&args)?),
         Some(Command::Coverage {
             source,
             suggest,
             file,
         }) => Ok(crate::commands::coverage(
-            &source.flags(),
+            &source,
             &file,
             suggest.as_deref(),
         )?),
-        Some(Command::Init) => Ok(crate::commands::init(std::path::Path::new("."))?),
+        Some(Command::Init { dir }) => Ok(crate::commands::init(dir.as_deref())?),
+        Some(Command::Rules(command)) => Ok(crate::commands::rules(&command)?),
         Some(Command::Install(args)) => Ok(crate::install::install(&args)?),
         Some(Command::Uninstall(args)) => Ok(crate::install::uninstall(&args)?),
         Some(Command::Completions { shell }) => {
@@ -258,10 +342,14 @@ macro_rules! say {
 }
 
 fn run_proxy(args: &RunArgs) -> Result<i32, Error> {
-    let settings = match Settings::load(&args.flags()) {
-        Ok(settings) => {
+    // Located once: the file read now is the one watched for a reload.
+    let loaded = args
+        .flags()
+        .and_then(|flags| Settings::load(&flags).map(|settings| (flags, settings)));
+    let (flags, settings) = match loaded {
+        Ok(loaded) => {
             crate::sys::release_memory();
-            settings
+            loaded
         }
         Err(problems) => {
             let format = args.log_format.unwrap_or_default();
@@ -295,11 +383,15 @@ fn run_proxy(args: &RunArgs) -> Result<i32, Error> {
             })?,
         ),
     };
+    match &flags.config {
+        Some(path) => tracing::debug!("config file: {}", path.display()),
+        None => tracing::debug!("no config file: embedded defaults"),
+    }
     let server = args
         .name
         .clone()
         .unwrap_or_else(|| crate::config::server_name(&args.upstream));
-    let run = crate::relay::run(&args.upstream, server, args.flags(), settings, unmatched);
+    let run = crate::relay::run(&args.upstream, server, flags, settings, unmatched);
     runtime.block_on(run).map_err(|e| {
         if log_to_file {
             tracing::error!("{e}");
@@ -361,4 +453,54 @@ fn init_logging(
         LogFormat::Json => builder.json().with_current_span(false).try_init(),
     };
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hint(line: &[&str]) -> Option<String> {
+        let args: Vec<std::ffi::OsString> = line.iter().map(Into::into).collect();
+        let error = Cli::try_parse_from(&args).unwrap_err();
+        let error = with_separator_hint(error, &args);
+        match error.get(clap::error::ContextKind::Suggested) {
+            Some(clap::error::ContextValue::StyledStrs(tips)) => {
+                Some(tips.iter().map(ToString::to_string).collect())
+            }
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn a_server_command_without_the_separator_gets_the_line_with_it() {
+        assert_eq!(
+            hint(&["mcp-errnorm", "npx", "-y", "@scope/server", "/tmp"]).as_deref(),
+            Some("put '--' before the server's command: mcp-errnorm -- npx -y @scope/server /tmp")
+        );
+        assert_eq!(
+            hint(&[
+                "mcp-errnorm",
+                "--profile",
+                "enterprise",
+                "uvx",
+                "a b",
+                "it's"
+            ])
+            .as_deref(),
+            Some(
+                "put '--' before the server's command: mcp-errnorm --profile enterprise -- uvx \
+                 'a b' 'it'\\''s'"
+            )
+        );
+    }
+
+    #[test]
+    fn other_usage_errors_get_no_such_tip() {
+        // clap's own tips stay as they are.
+        let ours = |line: &[&str]| hint(line).is_some_and(|tip| tip.contains("put '--'"));
+        assert!(!ours(&["mcp-errnorm", "--no-such-flag"]));
+        assert!(!ours(&["mcp-errnorm", "check", "extra"]));
+        assert!(!ours(&["mcp-errnorm", "rules", "list", "extra"]));
+        assert!(!ours(&["mcp-errnorm", "npx", "--", "x"]), "a `--` is there");
+    }
 }

@@ -1,4 +1,4 @@
-//! The rule tools: `check`, `classify`, `coverage` and `init`. They print their results on
+//! The rule tools: `check`, `classify`, `coverage`, `init` and `rules`. They print their results on
 //! purpose (stdout is theirs: no proxied session runs), and their diagnostics on stderr.
 #![allow(clippy::print_stdout)]
 
@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use crate::check::{find_shadowed, find_shadowed_meanings, run_examples};
 use crate::classify::{self, classify as classify_failure, verdict_of};
-use crate::config::{Flags, Settings};
+use crate::config::{ConfigChoice, Flags, Settings};
 use crate::coverage;
 use crate::diagnostic::Diagnostics;
 use crate::exit;
@@ -25,7 +25,9 @@ use crate::taxonomy::{Category, Source};
 /// Where the configuration and rules come from; shared by run mode and the rule tools.
 #[derive(Debug, Clone, Args)]
 pub struct RuleArgs {
-    /// Config file (TOML); see config.example.toml.
+    /// Config file (TOML). Default: the file MCP_ERRNORM_CONFIG names, else
+    /// $XDG_CONFIG_HOME/mcp-errnorm/config.toml (~/.config/mcp-errnorm/config.toml) if it
+    /// exists, else none. `mcp-errnorm init` writes a commented one.
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// A rule file layered over the defaults; repeatable, earlier files are tried first.
@@ -37,13 +39,17 @@ pub struct RuleArgs {
 }
 
 impl RuleArgs {
-    pub fn flags(&self) -> Flags {
-        Flags {
-            config: self.config.clone(),
+    /// The flags, with the config file located: `--config`'s, else `MCP_ERRNORM_CONFIG`'s,
+    /// else the default location's if it is there (see [`crate::files::locate_config`]).
+    pub fn flags(&self) -> Result<(Flags, ConfigChoice), Diagnostics> {
+        let choice = crate::files::locate_config(self.config.as_deref())?;
+        let flags = Flags {
+            config: choice.path().map(Path::to_owned),
             rules: self.rules.clone(),
             no_default_rules: self.no_default_rules,
             ..Flags::default()
-        }
+        };
+        Ok((flags, choice))
     }
 }
 
@@ -70,6 +76,34 @@ pub struct ClassifyArgs {
     /// The failure text; `-` reads it from stdin.
     #[arg(required_unless_present = "jsonl")]
     pub text: Option<String>,
+}
+
+/// `rules`: the rules the proxy tries.
+#[derive(Debug, clap::Subcommand)]
+pub enum RulesCommand {
+    /// Every rule, embedded and yours, in the order they are tried: id, tier, category, and
+    /// the file and line where it is written.
+    #[command(after_help = "Examples:\n  \
+        mcp-errnorm rules list\n  \
+        mcp-errnorm rules list --rules my-rules.toml --json")]
+    List {
+        #[command(flatten)]
+        source: RuleArgs,
+        /// One JSON object a line (id, tier, category, code, retryable, file, line, user).
+        #[arg(long)]
+        json: bool,
+    },
+    /// A rule as it is written in its file (TOML, its examples included). Exit 1 for an id no
+    /// rule has.
+    #[command(after_help = "Examples:\n  \
+        mcp-errnorm rules show tls-certificate\n  \
+        mcp-errnorm rules show --rules my-rules.toml my-rule")]
+    Show {
+        #[command(flatten)]
+        source: RuleArgs,
+        /// The rule's id, as `rules list` shows it.
+        id: String,
+    },
 }
 
 /// `--source` of `classify`.
@@ -99,6 +133,15 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    #[error(
+        "mcp-errnorm init: cannot tell where the config folder is (neither XDG_CONFIG_HOME \
+         nor HOME is set to an absolute path): name one with --dir"
+    )]
+    NoConfigDir,
+    #[error("mcp-errnorm rules show: no rule has the id '{0}' (see `mcp-errnorm rules list`)")]
+    NoRule(String),
+    #[error("mcp-errnorm rules show: rule '{id}' is not written as a [[rule]] table in {file}")]
+    NotATable { id: String, file: String },
     #[error("mcp-errnorm {tool}: {} already exists; nothing written", path.display())]
     Exists { tool: &'static str, path: PathBuf },
     #[error("mcp-errnorm {tool}: cannot write {}: {source}", path.display())]
@@ -114,21 +157,28 @@ impl Error {
     /// The exit code this error means.
     pub fn exit_code(&self) -> i32 {
         match self {
-            Error::Load(_) | Error::Stdin(_) | Error::StdinLine { .. } | Error::Read { .. } => {
-                exit::USAGE
-            }
+            Error::Load(_)
+            | Error::Stdin(_)
+            | Error::StdinLine { .. }
+            | Error::Read { .. }
+            | Error::NoConfigDir => exit::USAGE,
+            Error::NoRule(_) | Error::NotATable { .. } => exit::FOUND,
             Error::Exists { .. } | Error::Write { .. } => exit::CANNOT_CREATE,
         }
     }
 }
 
-fn load(flags: &Flags) -> Result<Settings, Error> {
-    Settings::load(flags).map_err(Error::Load)
+fn load(args: &RuleArgs) -> Result<Settings, Error> {
+    let (flags, _) = args.flags().map_err(Error::Load)?;
+    Settings::load(&flags).map_err(Error::Load)
 }
 
-/// `check`: invalid files 64; a user rule that can never fire 64; a failing example 1.
-pub fn check(flags: &Flags) -> Result<i32, Error> {
-    let settings = load(flags)?;
+/// `check`: invalid files 64; a user rule that can never fire 64; a failing example 1. Says
+/// first which config file it reads, on stderr.
+pub fn check(args: &RuleArgs) -> Result<i32, Error> {
+    let (flags, choice) = args.flags().map_err(Error::Load)?;
+    eprintln!("{choice}");
+    let settings = Settings::load(&flags).map_err(Error::Load)?;
     let rules = &settings.rules;
     let mut status = exit::OK;
     // Opened only when the proxy starts: judged here as the start would.
@@ -170,6 +220,83 @@ pub fn check(flags: &Flags) -> Result<i32, Error> {
         }
     );
     Ok(status)
+}
+
+/// `rules list` and `rules show`.
+pub fn rules(command: &RulesCommand) -> Result<i32, Error> {
+    match command {
+        RulesCommand::List { source, json } => rules_list(source, *json),
+        RulesCommand::Show { source, id } => rules_show(source, id),
+    }
+}
+
+fn rules_list(source: &RuleArgs, json: bool) -> Result<i32, Error> {
+    let settings = load(source)?;
+    let rules = settings.rules.rules();
+    if json {
+        for rule in rules {
+            let line = serde_json::json!({
+                "id": rule.id,
+                "tier": rule.tier.as_str(),
+                "category": rule.category.as_str(),
+                "code": rule.code,
+                "retryable": rule.retryable,
+                "file": rule.file,
+                "line": rule.line,
+                "user": rule.user,
+            });
+            println!("{line}");
+        }
+        return Ok(exit::OK);
+    }
+    let width = |f: fn(&crate::rules::Rule) -> usize, title: &str| {
+        rules.iter().map(f).max().unwrap_or(0).max(title.len())
+    };
+    let id_w = width(|r| r.id.chars().count(), "id");
+    let tier_w = width(|r| r.tier.as_str().len(), "tier");
+    let cat_w = width(|r| r.category.as_str().len(), "category");
+    println!(
+        "{:<id_w$}  {:<tier_w$}  {:<cat_w$}  file",
+        "id", "tier", "category"
+    );
+    for rule in rules {
+        println!(
+            "{:<id_w$}  {:<tier_w$}  {:<cat_w$}  {}:{}",
+            crate::diagnostic::printable(&rule.id),
+            rule.tier.as_str(),
+            rule.category.as_str(),
+            rule.file,
+            rule.line
+        );
+    }
+    Ok(exit::OK)
+}
+
+fn rules_show(source: &RuleArgs, id: &str) -> Result<i32, Error> {
+    let settings = load(source)?;
+    let rule = settings
+        .rules
+        .rule(id)
+        .ok_or_else(|| Error::NoRule(id.to_owned()))?;
+    let text = if rule.user {
+        let path = PathBuf::from(&rule.file);
+        let file = crate::diagnostic::SourceFile::read(&path)
+            .map_err(|d| Error::Load(Diagnostics(vec![d])))?;
+        file.text
+    } else {
+        crate::rules::default_sources()
+            .into_iter()
+            .find(|f| f.name == rule.file)
+            .map(|f| f.text)
+            .unwrap_or_default()
+    };
+    let written = crate::rules::written_rule(&text, rule.line).ok_or_else(|| Error::NotATable {
+        id: id.to_owned(),
+        file: rule.file.clone(),
+    })?;
+    println!("# {}:{}", rule.file, rule.line);
+    print!("{written}");
+    Ok(exit::OK)
 }
 
 /// One failure as the tools read it: `classify --jsonl` input, `coverage` records and the lines
@@ -224,7 +351,7 @@ fn structured(rewriter: &Rewriter, failure: Failure) -> StructuredError {
 /// `classify`: the canonical error on stdout; the deciding rule (or every candidate) on stderr.
 // Long: the explanation as printed: the deciding rule or the model, then every candidate.
 pub fn classify(args: &ClassifyArgs) -> Result<i32, Error> {
-    let settings = load(&args.source.flags())?;
+    let settings = load(&args.source)?;
     if args.jsonl {
         return classify_lines(&settings.rewriter());
     }
@@ -341,8 +468,8 @@ const TOP_GROUPS: usize = 20;
 /// `coverage`: per rule, per category and unclassified counts for a file of failures; the
 /// failures no rule decided, grouped by shape; with `suggest`, draft rules for those groups.
 // Long: counting, then the report's sections in the order they are printed.
-pub fn coverage(flags: &Flags, file: &Path, suggest: Option<&Path>) -> Result<i32, Error> {
-    let settings = load(flags)?;
+pub fn coverage(args: &RuleArgs, file: &Path, suggest: Option<&Path>) -> Result<i32, Error> {
+    let settings = load(args)?;
     let bytes = std::fs::read(file).map_err(|source| Error::Read {
         path: file.to_owned(),
         source,
@@ -455,6 +582,14 @@ pub fn coverage(flags: &Flags, file: &Path, suggest: Option<&Path>) -> Result<i3
     })
 }
 
+/// Whether two paths name the same folder (both exist: `init` has just created them).
+fn same_dir(a: &Path, b: &Path) -> bool {
+    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => a == b,
+    }
+}
+
 /// The first `max` characters of `text` on one line.
 fn head(text: &str, max: usize) -> String {
     let one_line = text.replace('\n', " ");
@@ -467,8 +602,23 @@ fn head(text: &str, max: usize) -> String {
 const STARTER_CONFIG: &str = include_str!("../docs/examples/starter-config.toml");
 const STARTER_RULES: &str = include_str!("../docs/examples/starter-rules.toml");
 
-/// `init`: writes the starter files into `dir`; refuses if either exists, writing neither.
-pub fn init(dir: &Path) -> Result<i32, Error> {
+/// `init`: writes the starter files into `dir`, or into the default config folder (created
+/// if need be) when none is given; refuses if either file exists, writing neither.
+pub fn init(dir: Option<&Path>) -> Result<i32, Error> {
+    let env = crate::files::config_env();
+    let default_dir = env.default_dir();
+    let dir = match dir.or(default_dir.as_deref()) {
+        Some(dir) => dir,
+        None => return Err(Error::NoConfigDir),
+    };
+    // The folder, its parents too, as `mkdir -p`; the files in it are never overwritten.
+    if let Err(source) = std::fs::create_dir_all(dir) {
+        return Err(Error::Write {
+            tool: "init",
+            path: dir.to_owned(),
+            source,
+        });
+    }
     let files = [
         ("config.toml", STARTER_CONFIG),
         ("rules.toml", STARTER_RULES),
@@ -497,6 +647,20 @@ pub fn init(dir: &Path) -> Result<i32, Error> {
         }
         println!("wrote {}", path.display());
     }
-    println!("next: mcp-errnorm check --config config.toml");
+    let config = dir.join("config.toml");
+    let found_by_itself = default_dir.as_deref().is_some_and(|d| same_dir(d, dir));
+    if found_by_itself {
+        println!("next: mcp-errnorm check (the proxy and every subcommand read this config)");
+    } else {
+        println!("next: mcp-errnorm check --config {}", config.display());
+    }
+    if let Some(named) = env.config.filter(|v| !v.is_empty()) {
+        eprintln!(
+            "note: {} is set ({}): that file is read, not {}",
+            crate::config::CONFIG_ENV,
+            Path::new(&named).display(),
+            config.display()
+        );
+    }
     Ok(exit::OK)
 }

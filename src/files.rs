@@ -1,11 +1,14 @@
-//! The user's files on disk, the shell's side of `config`: config and rule files read (regular
+//! The user's files on disk, the shell's side of `config`: the config file located (the
+//! environment read, the default location probed), config and rule files read (regular
 //! files only, of a sane size), the rule files named twice found out, the environment's log
 //! level read, then everything handed to [`Settings::resolve`]; and the log paths probed as a
 //! start would open them.
 
 use std::path::{Path, PathBuf};
 
-use crate::config::{self, ConfigFile, Flags, Settings, Sources, LOG_LEVEL_ENV};
+use crate::config::{
+    self, ConfigChoice, ConfigEnv, ConfigFile, Flags, Settings, Sources, CONFIG_ENV, LOG_LEVEL_ENV,
+};
 use crate::diagnostic::{Diagnostic, Diagnostics, SourceFile};
 use crate::sys;
 
@@ -41,6 +44,32 @@ fn read_regular(path: &std::path::Path) -> std::io::Result<Vec<u8>> {
         ));
     }
     Ok(bytes)
+}
+
+/// The environment's word on where the config is (see [`config::choose_config`]).
+pub fn config_env() -> ConfigEnv {
+    ConfigEnv {
+        config: std::env::var_os(CONFIG_ENV),
+        xdg_config_home: std::env::var_os("XDG_CONFIG_HOME"),
+        home: std::env::var_os("HOME"),
+        macos: cfg!(target_os = "macos"),
+    }
+}
+
+/// The config file a run reads: `--config`'s, else [`CONFIG_ENV`]'s (an error when it names
+/// no file), else the default location's if it is there, else none (the embedded defaults).
+pub fn locate_config(flag: Option<&Path>) -> Result<ConfigChoice, Diagnostics> {
+    // A link to nowhere counts as there: reading it says what is wrong.
+    let exists = |path: &Path| std::fs::symlink_metadata(path).is_ok();
+    config::choose_config(flag, &config_env(), exists).map_err(|missing| {
+        Diagnostics(vec![Diagnostic {
+            file: CONFIG_ENV.to_owned(),
+            line: 0,
+            col: 0,
+            rule: None,
+            message: format!("{} does not exist", missing.path.display()),
+        }])
+    })
 }
 
 impl SourceFile {

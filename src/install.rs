@@ -67,7 +67,8 @@ pub struct InstallArgs {
     #[arg(long = "server", value_name = "NAME")]
     pub servers: Vec<String>,
     /// An mcp-errnorm config file for the wrapped servers (checked now, written as an absolute
-    /// path).
+    /// path). Without it, the proxy looks for its config at each start, as `mcp-errnorm
+    /// --help` says (MCP_ERRNORM_CONFIG, then ~/.config/mcp-errnorm/config.toml).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// Print the change as a unified diff on stdout; write nothing.

@@ -28,14 +28,16 @@
 //!   `redact/patterns.rs`).
 //! - [`session`]: requests in flight and their deadlines, the tools the upstream declared, the
 //!   protocol version.
-//! - [`config`]: the config file as written (`config/schema.rs`) and its resolution, with the
+//! - [`config`]: the config file as written (`config/schema.rs`), where it is looked for
+//!   (`config/location.rs`: flag, environment, default location), and its resolution, with the
 //!   flags, into the [`config::Settings`] of a run (`config/settings.rs`), from texts the shell
 //!   read; the name the log gives the server, from its command (`config/server.rs`).
 //!
 //! A thin I/O shell:
 //! - [`sys`]: every `libc` call and every `unsafe` block of the crate (the root denies
 //!   `unsafe_code` elsewhere): pipes without blocking, signals, `prctl`, memory release.
-//! - [`files`]: the user's files on disk: config and rule files read (regular files only),
+//! - [`files`]: the user's files on disk: the config file located (environment read, default
+//!   location probed), config and rule files read (regular files only),
 //!   `Settings::load`, the log paths probed for `check`.
 //! - [`exit`]: the proxy's own exit codes; only `main` exits.
 //! - [`relay`]: the pumps between client and upstream, retry timers, the one thread that
@@ -54,7 +56,7 @@
 //!   a stderr nobody reads never holds up a pump.
 //! - [`cli`]: the command line (run mode and the subcommands), and its one error type.
 //! - [`commands`]: the rule tools, each with its own arguments: `check`, `classify`,
-//!   `coverage`, `init`.
+//!   `coverage`, `init`, `rules list`/`rules show`.
 //! - [`install`]: `install`/`uninstall`: wrapping the servers of a client's MCP config (a pure
 //!   span-keeping JSONC edit, plus locating, backup and atomic write).
 //! - [`demo`]: a built-in legacy server that fails in the typical ways, and the demo itself.

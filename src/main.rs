@@ -6,9 +6,11 @@ use mcp_errnorm::exit;
 
 /// The one place that says why the command line failed and picks the exit code.
 fn main() {
-    let cli = match Cli::try_parse() {
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let cli = match Cli::try_parse_from(&args) {
         Ok(cli) => cli,
         Err(e) => {
+            let e = cli::with_separator_hint(e, &args);
             let _ = e.print();
             std::process::exit(if e.use_stderr() {
                 exit::USAGE

@@ -142,7 +142,7 @@ impl StructuredError {
 }
 
 /// The `mcp` profile: the canonical object without its empty fields (null, or an empty list),
-/// so the model reads only what is said. `partial_results: null` stays: seed 001 shows it, and
+/// so the model reads only what is said. `partial_results: null` stays: the MCP shape shows it, and
 /// "no partial results" is news; `attempted_query` stays too, and `attempts` shows only when the
 /// proxy retried.
 #[derive(Serialize)]

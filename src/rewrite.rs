@@ -501,8 +501,8 @@ impl Rewriter {
         }
     }
 
-    /// A valid empty result in place of a NOT_FOUND failure, for tools configured so (seed 001:
-    /// a genuine no-match is a successful query with no matches). Only for tools known to have
+    /// A valid empty result in place of a NOT_FOUND failure, for tools configured so (the product's
+    /// specification: a genuine no-match is a successful query with no matches). Only for tools known to have
     /// no outputSchema, which an empty result could not satisfy.
     fn empty_result(&self, answered: &AnsweredCall, error: StructuredError) -> RewrittenJson {
         let mut result = Map::new();

@@ -15,6 +15,7 @@ mod first_pass;
 mod lint;
 mod load;
 mod locate;
+pub use locate::written_rule;
 mod switch_off;
 
 use std::sync::OnceLock;
@@ -178,6 +179,18 @@ pub enum Tier {
     Status,
     /// Last-resort phrasings that say little more than "invalid" or "not allowed".
     Generic,
+}
+
+impl Tier {
+    /// The tier as rule files write it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Tier::Specific => "specific",
+            Tier::Meaning => "meaning",
+            Tier::Status => "status",
+            Tier::Generic => "generic",
+        }
+    }
 }
 
 /// One compiled rule.

@@ -55,8 +55,8 @@ pub(super) fn unscoped_success_rule(
 }
 
 /// Where a rule's verdict says against itself: a failure the agent must never retry marked
-/// retryable (seed 000: never retry PERMISSION_DENIED or NOT_FOUND; seed 001: a permission
-/// failure is escalated), or a `retry_after` for a failure that is not retried, which would
+/// retryable (the product's specification: never retry PERMISSION_DENIED or NOT_FOUND, and a
+/// permission failure is escalated), or a `retry_after` for a failure that is not retried, which would
 /// never be sent.
 pub(super) fn contradiction(
     category: Category,

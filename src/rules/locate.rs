@@ -88,3 +88,68 @@ mod tests {
         }
     }
 }
+
+/// The text of the `[[rule]]` table written around 1-based `line` (its `id`'s), as written:
+/// from the comment lines just above its header to its last line of its own (its
+/// `[[rule.example]]` tables included), without the blank and comment lines that lead to the
+/// next table. None when `line` is in no `[[rule]]` table.
+pub fn written_rule(text: &str, line: usize) -> Option<String> {
+    let lines: Vec<&str> = text.lines().collect();
+    let at = line.checked_sub(1).filter(|&i| i < lines.len())?;
+    let is_header = |l: &str| l.trim_start().starts_with('[');
+    let is_rule = |l: &str| {
+        let l = l.trim_start();
+        l.starts_with("[[rule]]") || l.starts_with("[[ rule ]]")
+    };
+    let is_own = |l: &str| {
+        let l = l.trim_start();
+        l.starts_with("[[rule.") || l.starts_with("[rule.")
+    };
+    let header = (0..=at).rev().find(|&i| is_header(lines[i]))?;
+    // A sub-table of the rule (an example) above `line` leads back to the rule's header.
+    let header = (0..=header)
+        .rev()
+        .find(|&i| is_header(lines[i]) && !is_own(lines[i]))?;
+    if !is_rule(lines[header]) {
+        return None;
+    }
+    let mut start = header;
+    while start > 0 && lines[start - 1].trim_start().starts_with('#') {
+        start -= 1;
+    }
+    let mut end = (header + 1..lines.len())
+        .find(|&i| is_header(lines[i]) && !is_own(lines[i]))
+        .unwrap_or(lines.len());
+    while end > header + 1 {
+        let last = lines[end - 1].trim();
+        if last.is_empty() || last.starts_with('#') {
+            end -= 1;
+        } else {
+            break;
+        }
+    }
+    Some(lines[start..end].join("\n") + "\n")
+}
+
+#[cfg(test)]
+mod written_rule_tests {
+    use super::written_rule;
+
+    const FILE: &str = "# the file's header\n\ntier = \"meaning\"\n\n# the first rule\n# in two lines\n[[rule]]\nid = \"a\"\nmatch = 'x'\n  [[rule.example]]\n  text = \"x\"\n\n# the second rule\n[[rule]]\nid = \"b\"\nmatch = 'y'\n";
+
+    #[test]
+    fn a_rule_is_shown_with_its_comment_and_examples_and_nothing_of_the_next() {
+        assert_eq!(
+            written_rule(FILE, 8).as_deref(),
+            Some(
+                "# the first rule\n# in two lines\n[[rule]]\nid = \"a\"\nmatch = 'x'\n  [[rule.example]]\n  text = \"x\"\n"
+            )
+        );
+        assert_eq!(
+            written_rule(FILE, 15).as_deref(),
+            Some("# the second rule\n[[rule]]\nid = \"b\"\nmatch = 'y'\n")
+        );
+        assert_eq!(written_rule(FILE, 3), None, "not in a rule");
+        assert_eq!(written_rule(FILE, 99), None);
+    }
+}

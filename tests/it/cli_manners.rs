@@ -21,11 +21,26 @@ fn run(args: &[&str]) -> (Option<i32>, String, String) {
     )
 }
 
-const SUBCOMMANDS: [&str; 5] = ["demo", "install", "uninstall", "completions", "man"];
+const SUBCOMMANDS: [&str; 7] = [
+    "demo",
+    "install",
+    "uninstall",
+    "completions",
+    "man",
+    "init",
+    "rules",
+];
 
 #[test]
 fn every_subcommand_has_help_with_examples() {
-    for sub in ["install", "uninstall", "completions", "man"] {
+    for sub in [
+        "install",
+        "uninstall",
+        "completions",
+        "man",
+        "init",
+        "rules",
+    ] {
         let (code, stdout, _) = run(&[sub, "--help"]);
         assert_eq!(code, Some(0), "{sub}");
         assert!(stdout.contains("Examples:"), "{sub} --help:\n{stdout}");

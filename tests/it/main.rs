@@ -12,6 +12,7 @@ mod faults;
 mod install;
 mod lifecycle;
 mod logs;
+mod manners;
 mod memory;
 mod property;
 mod real_failures;

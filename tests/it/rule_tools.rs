@@ -288,7 +288,7 @@ fn classify_jsonl_answers_each_line_in_order() {
 #[test]
 fn init_writes_starters_that_check_clean_and_never_overwrites() {
     let dir = tempfile::tempdir().unwrap();
-    let (code, stdout, _) = run_in(dir.path(), &["init"], "");
+    let (code, stdout, _) = run_in(dir.path(), &["init", "--dir", "."], "");
     assert_eq!(code, Some(0));
     assert!(stdout.contains("config.toml") && stdout.contains("rules.toml"));
     let (code, stdout, stderr) = run_in(dir.path(), &["check", "--config", "config.toml"], "");
@@ -296,7 +296,7 @@ fn init_writes_starters_that_check_clean_and_never_overwrites() {
     assert!(stdout.contains("(1 from your files)"), "{stdout}");
 
     std::fs::write(dir.path().join("rules.toml"), "# mine\n").unwrap();
-    let (code, _, stderr) = run_in(dir.path(), &["init"], "");
+    let (code, _, stderr) = run_in(dir.path(), &["init", "--dir", "."], "");
     assert_eq!(code, Some(73));
     assert!(stderr.contains("already exists"), "{stderr}");
     assert_eq!(
@@ -309,7 +309,7 @@ fn init_writes_starters_that_check_clean_and_never_overwrites() {
 fn init_counts_a_link_to_nowhere_as_taken_and_writes_nothing() {
     let dir = tempfile::tempdir().unwrap();
     std::os::unix::fs::symlink("/nonexistent/target", dir.path().join("rules.toml")).unwrap();
-    let (code, _, stderr) = run_in(dir.path(), &["init"], "");
+    let (code, _, stderr) = run_in(dir.path(), &["init", "--dir", "."], "");
     assert_eq!(code, Some(73), "{stderr}");
     assert!(!dir.path().join("config.toml").exists(), "half written");
 }
