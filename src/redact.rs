@@ -199,31 +199,6 @@ impl Redactor {
         out
     }
 
-    /// The head of `text` for a log line: masked, on one line (every run of whitespace or
-    /// control characters one space), at most `max_chars` characters (then ending in `…`).
-    /// Only its first bytes are read: a text of megabytes costs no more than a short one.
-    pub fn log_head(&self, text: &str, max_chars: usize) -> String {
-        // Masked before it is cut, with room past what is shown: a secret cut in two would
-        // no longer look like one.
-        let read = crate::diagnostic::head(text, max_chars.saturating_mul(4) + 1024);
-        let masked = self.text(read);
-        let mut out: String = masked
-            .split(|c: char| c.is_whitespace() || c.is_control())
-            .filter(|word| !word.is_empty())
-            .collect::<Vec<_>>()
-            .join(" ");
-        let over = out.char_indices().nth(max_chars).is_some();
-        if over || read.len() < text.len() {
-            // The ellipsis counts in the `max_chars`.
-            let keep = max_chars.saturating_sub(1);
-            if let Some((i, _)) = out.char_indices().nth(keep) {
-                out.truncate(i);
-            }
-            out.push('…');
-        }
-        out
-    }
-
     /// The secrets the patterns find in `text` (what each match masks). Found in an upstream's
     /// text, a secret is masked wherever the proxy quotes it again: a rule's message fills its
     /// template from a capture, without the context (`token: '...'`) that marked it.
@@ -287,3 +262,26 @@ fn without_known<'a>(text: &'a str, known: &[String]) -> Cow<'a, str> {
 
 #[cfg(test)]
 mod tests;
+
+/// The head of `text` for a log line: on one line (every run of whitespace or control
+/// characters one space), at most `max_chars` characters (then ending in `…`). Only its first
+/// bytes are read: a text of megabytes costs no more than a short one. It masks nothing: give
+/// it a text masked already (the rewriter masks a failure's text before anything quotes it).
+pub fn one_line_head(text: &str, max_chars: usize) -> String {
+    let read = crate::diagnostic::head(text, max_chars.saturating_mul(4) + 1024);
+    let mut out: String = read
+        .split(|c: char| c.is_whitespace() || c.is_control())
+        .filter(|word| !word.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ");
+    let over = out.char_indices().nth(max_chars).is_some();
+    if over || read.len() < text.len() {
+        // The ellipsis counts in the `max_chars`.
+        let keep = max_chars.saturating_sub(1);
+        if let Some((i, _)) = out.char_indices().nth(keep) {
+            out.truncate(i);
+        }
+        out.push('…');
+    }
+    out
+}

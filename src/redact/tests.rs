@@ -395,8 +395,10 @@ fn a_plain_word_found_is_masked_only_where_it_was_found() {
 #[test]
 fn a_log_head_is_masked_on_one_line_and_at_most_so_many_characters() {
     let redactor = Redactor::defaults();
+    // As the relay logs a failure: its text masked by the rewriter, then its head.
+    let log_head = |text: &str, max: usize| one_line_head(&redactor.text(text), max);
     let text = "auth failed\n\tfor api_key=sk-live-1234567890abcdef   (retry later)";
-    let head = redactor.log_head(text, 200);
+    let head = log_head(text, 200);
     assert!(!head.contains("1234567890abcdef"), "{head}");
     assert!(head.contains(MASK), "{head}");
     assert!(head.starts_with("auth failed for api_key="), "{head}");
@@ -404,11 +406,11 @@ fn a_log_head_is_masked_on_one_line_and_at_most_so_many_characters() {
     assert!(!head.ends_with('…'), "short: whole");
 
     let long = "é".repeat(500);
-    let head = redactor.log_head(&long, 200);
+    let head = log_head(&long, 200);
     assert_eq!(head.chars().count(), 200, "{head}");
     assert!(head.ends_with('…'));
-    assert_eq!(redactor.log_head(&"x".repeat(200), 200), "x".repeat(200));
+    assert_eq!(log_head(&"x".repeat(200), 200), "x".repeat(200));
     // Read from its head only, however long the text.
     let huge = format!("boom {}", "y ".repeat(1 << 20));
-    assert_eq!(redactor.log_head(&huge, 10), "boom y y …");
+    assert_eq!(log_head(&huge, 10), "boom y y …");
 }

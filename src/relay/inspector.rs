@@ -577,9 +577,8 @@ impl Inspector {
         if error.rule_id.is_none() {
             bump(&self.stats.unclassified);
         }
-        let head = rewriter
-            .redactor
-            .log_head(&error.original_error.text, LOGGED_TEXT_CHARS);
+        // Masked already: the rewriter masked the text before the client saw it.
+        let head = crate::redact::one_line_head(&error.original_error.text, LOGGED_TEXT_CHARS);
         // The one line a rewritten failure gets at the default level: each part a field of its
         // own (in `--log-format json` too), the upstream's own text by its head, masked.
         tracing::info!(
