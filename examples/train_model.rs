@@ -11,7 +11,9 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use mcp_errnorm::classify::classify;
 use mcp_errnorm::model::{self, corpus, Guess, TRAINING};
+use mcp_errnorm::rules::{Failure, RuleSet};
 use mcp_errnorm::taxonomy::Category;
 
 fn main() {
@@ -93,6 +95,38 @@ fn leave_one_family_out(cases: &[corpus::Case]) {
             "{t:>9.2}  {:>6.1}%  {:>13.1}%  {wrong_retry:>5}",
             100.0 * covered.len() as f64 / cases.len() as f64,
             100.0 * right as f64 / covered.len().max(1) as f64,
+        );
+    }
+    // The model only ever sees what no rule decides: the retry question is asked of those.
+    let rules = RuleSet::defaults().with_fallback_model(false);
+    let undecided: Vec<usize> = (0..cases.len())
+        .filter(|&i| {
+            let c = &cases[i];
+            let failure = Failure {
+                text: &c.text,
+                tool: &c.tool,
+                source: c.source,
+                rpc_code: c.rpc_code,
+            };
+            classify(&rules, failure).rule_id.is_none()
+        })
+        .collect();
+    println!(
+        "of these, the {} cases no embedded rule decides, if transient guesses were retried:",
+        undecided.len()
+    );
+    println!("threshold  retried  rightly  wrongly");
+    for t in [0.7f32, 0.8, 0.9, 0.95, 0.98] {
+        let retried: Vec<usize> = undecided
+            .iter()
+            .copied()
+            .filter(|&i| guesses[i].category == Category::Transient && guesses[i].confidence >= t)
+            .collect();
+        let rightly = retried.iter().filter(|&&i| cases[i].retryable).count();
+        println!(
+            "{t:>9.2}  {:>7}  {rightly:>7}  {:>7}",
+            retried.len(),
+            retried.len() - rightly
         );
     }
     // What a retry threshold would have to rule out: the confident transient guesses that are
