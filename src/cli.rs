@@ -288,6 +288,7 @@ fn shell_word(word: &str) -> String {
 
 /// Runs the command line: the exit code of what ran, or why it could not run.
 pub fn run(cli: Cli) -> Result<i32, Error> {
+    crate::sys::limit_allocator_arenas();
     if cli.command.is_some() {
         // The tools end as any Unix tool does when their reader goes (`classify --jsonl |
         // head -1`), where Rust's ignored SIGPIPE would make their next print panic. The proxy

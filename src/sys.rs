@@ -90,6 +90,21 @@ pub fn release_memory() {
     }
 }
 
+/// Keeps the allocator to two arenas, unless `MALLOC_ARENA_MAX` says otherwise. glibc gives a
+/// thread that meets contention an arena of its own, up to eight per core, and memory freed in
+/// one arena is not reused by another: under a flood the proxy's resident size grew with how its
+/// threads happened to collide (37 MB to 48 MB for the same stalled-client flood, debug build).
+/// Its work is I/O, and two arenas cost it nothing measurable. Called before any thread starts.
+pub fn limit_allocator_arenas() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    if std::env::var_os("MALLOC_ARENA_MAX").is_none() {
+        // SAFETY: mallopt only sets an allocator parameter; no thread allocates concurrently yet.
+        unsafe {
+            libc::mallopt(libc::M_ARENA_MAX, 2);
+        }
+    }
+}
+
 /// Restores SIGPIPE's default (end the process): the offline tools end as any Unix tool does
 /// when their reader goes, where Rust's ignored SIGPIPE would make their next print panic.
 /// Called before any thread starts.
