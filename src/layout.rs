@@ -21,6 +21,7 @@ const CORE: &[&str] = &[
     "classify",
     "check",
     "coverage",
+    "report",
     "render",
     "rewrite",
     "wire",

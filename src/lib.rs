@@ -120,6 +120,7 @@ pub mod redact;
 pub mod relay;
 pub mod reload;
 pub mod render;
+pub mod report;
 pub mod rewrite;
 pub mod rules;
 pub mod session;
