@@ -17,6 +17,7 @@ mod memory;
 mod property;
 mod real_failures;
 mod recovery;
+mod report;
 mod rewriting;
 mod rule_tools;
 mod server_exit;
