@@ -45,6 +45,7 @@ const SHELL: &[&str] = &[
     "commands",
     "install",
     "demo",
+    "doctor",
 ];
 
 /// Modules that exist only for tests.

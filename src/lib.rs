@@ -108,6 +108,7 @@ pub mod config;
 pub mod coverage;
 pub mod demo;
 pub mod diagnostic;
+pub mod doctor;
 pub mod exit;
 pub mod files;
 pub mod install;
