@@ -8,6 +8,7 @@ mod cli;
 mod cli_manners;
 mod corpus;
 mod docs;
+mod doctor;
 mod faults;
 mod install;
 mod lifecycle;
