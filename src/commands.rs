@@ -501,13 +501,25 @@ pub fn report(args: &ReportArgs) -> Result<i32, Error> {
     Ok(exit::OK)
 }
 
-/// Every line of `from` to `reader`; bytes that are not UTF-8 are replaced, not an error.
+/// Every line of `from` to `reader`; bytes that are not UTF-8 are replaced, not an error. Of a
+/// line longer than [`crate::report::MAX_LINE`], only that much is held (and read as no line
+/// of the proxy's).
 fn read_lines(mut from: impl BufRead, reader: &mut crate::report::Reader) -> std::io::Result<()> {
+    let limit = crate::report::MAX_LINE as u64 + 1;
     let mut line = Vec::new();
     loop {
         line.clear();
-        if from.read_until(b'\n', &mut line)? == 0 {
+        if (&mut from).take(limit).read_until(b'\n', &mut line)? == 0 {
             return Ok(());
+        }
+        if !line.ends_with(b"\n") && line.len() as u64 == limit {
+            // The rest of a line too long to be the proxy's, skipped.
+            let mut rest = Vec::new();
+            while (&mut from).take(limit).read_until(b'\n', &mut rest)? > 0
+                && !rest.ends_with(b"\n")
+            {
+                rest.clear();
+            }
         }
         let text = String::from_utf8_lossy(&line);
         reader.line(text.trim_end_matches(['\n', '\r']));

@@ -34,8 +34,8 @@ const SERVER_STDERR_STREAM: &str = "server stderr";
 pub const TOP_UNCLASSIFIED: usize = 10;
 
 /// The longest line read: longer ones are counted and skipped (no line the report needs is
-/// near this long).
-const MAX_LINE: usize = 1 << 20;
+/// near this long). The shell reads no more of a line than this.
+pub const MAX_LINE: usize = 1 << 20;
 
 /// One log line, read.
 #[derive(Debug, Clone, PartialEq)]
@@ -792,6 +792,27 @@ mod tests {
         );
         assert!(shown.contains("validation         1  20"), "{shown}");
         assert!(shown.contains("(no rule: unclassified)"), "{shown}");
+    }
+
+    #[test]
+    fn any_line_cut_anywhere_is_read_without_a_panic() {
+        let lines = [
+            TEXT_REWRITE.to_owned(),
+            rewrite("fs", "réad", NO_RULE, "unknown", 2, "ü \"x\" \\ \n"),
+            r#"2026-12-02T16:08:32Z  INFO m a="\u{zz}" b="\u12" c={"x": [1, {"y": "}"}]} d=\"#
+                .to_owned(),
+            "2026-12-02T16:08:32Z  INFO é=1 =2 a== b=\"\\\" c=[".to_owned(),
+        ];
+        let mut reader = Reader::default();
+        for line in &lines {
+            for (at, _) in line.char_indices() {
+                reader.line(&line[..at]);
+                reader.line(&line[at..]);
+            }
+        }
+        let report = reader.finish();
+        assert!(report.lines > 100);
+        assert!(!report.render().is_empty());
     }
 
     #[test]
