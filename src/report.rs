@@ -105,8 +105,12 @@ fn text_fields(line: &str) -> Option<Map<String, Value>> {
         )
         .expect("valid")
     });
+    // What Claude Desktop writes after each line it copies into its log.
+    static CLIENT_SUFFIX: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"\s*\{ metadata: [^{}]*\}\s*$").expect("valid"));
     let head = HEAD.find(line)?;
-    let rest = &line[head.end()..];
+    let rest = CLIENT_SUFFIX.replace(&line[head.end()..], "");
+    let rest = rest.as_ref();
     // The fields follow the message: the first place from which the rest reads as fields.
     let starts = std::iter::once(0).chain(
         rest.char_indices()
@@ -680,6 +684,14 @@ mod tests {
         assert_eq!(f["calls"], "5");
         assert_eq!(f["by_tool"], json!({"my tool": 3, "x": 2}));
         assert_eq!(f["text"], "a\nb\u{1b}c\\");
+    }
+
+    #[test]
+    fn a_line_claude_desktop_copied_into_its_log_is_read() {
+        let line = format!(
+            "2026-02-02T15:40:55.236Z [files] [info] {TEXT_REWRITE} {{ metadata: undefined }}"
+        );
+        assert_eq!(fields(&line)["rule"], "enoent");
     }
 
     #[test]
