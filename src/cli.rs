@@ -171,9 +171,11 @@ pub enum Command {
     },
     /// What the proxy did, read from its log files (--log-file, text or json): failures by
     /// category, by server and tool, by rule; retries and recoveries; the most frequent texts
-    /// no rule classified. Lines that are not the proxy's are skipped and counted.
+    /// no rule classified. Lines that are not the proxy's are skipped and counted. Exit 0, or
+    /// 64 for a file that cannot be read.
     #[command(after_help = "Examples:\n  \
         mcp-errnorm report ~/mcp-errnorm.log\n  \
+        mcp-errnorm report ~/Library/Logs/Claude/mcp-server-*.log\n  \
         mcp-errnorm report --json server-a.log server-b.log\n  \
         tail -n 10000 ~/mcp-errnorm.log | mcp-errnorm report -\n\n\
         The log must be written at the default level (info) or finer; the counts of calls come \
