@@ -487,6 +487,9 @@ impl Doctor {
                 ]);
             }
         }
+        if self.clients.is_empty() {
+            out.push_str("  none of these exists: no client's servers to look at\n");
+        }
         if !rows.is_empty() {
             out.push_str("\nServers\n");
             out.push_str(&indent(&table(
