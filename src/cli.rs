@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use clap::{Args, CommandFactory, Parser, Subcommand};
 
-use crate::commands::{ClassifyArgs, RuleArgs, RulesCommand};
+use crate::commands::{ClassifyArgs, ReportArgs, RuleArgs, RulesCommand};
 use crate::config::{Flags, LogFormat, Settings};
 use crate::diagnostic::Diagnostics;
 use crate::exit;
@@ -169,6 +169,29 @@ pub enum Command {
         /// JSON lines: {"text": ..., "tool": ..., "source": "result"|"rpc", "code": N}.
         file: PathBuf,
     },
+    /// What the proxy did, read from its log files (--log-file, text or json): failures by
+    /// category, by server and tool, by rule; retries and recoveries; the most frequent texts
+    /// no rule classified. Lines that are not the proxy's are skipped and counted. Exit 0, or
+    /// 64 for a file that cannot be read.
+    #[command(after_help = "Examples:\n  \
+        mcp-errnorm report ~/mcp-errnorm.log\n  \
+        mcp-errnorm report ~/Library/Logs/Claude/mcp-server-*.log\n  \
+        mcp-errnorm report --json server-a.log server-b.log\n  \
+        tail -n 10000 ~/mcp-errnorm.log | mcp-errnorm report -\n\n\
+        The log must be written at the default level (info) or finer; the counts of calls come \
+        from the line each run writes when it ends.")]
+    Report(ReportArgs),
+    /// Check this installation: the version; the config file in use and why; the rules and
+    /// where they come from; every MCP client config found, its servers, whether mcp-errnorm
+    /// wraps each and whether their commands are found; where each client keeps its servers'
+    /// logs. Problems are listed last. Exit 0 when all is well, 1 when something is wrong.
+    #[command(after_help = "Examples:\n  \
+        mcp-errnorm doctor\n  \
+        mcp-errnorm doctor --json\n  \
+        mcp-errnorm doctor --config ~/work/mcp-errnorm.toml\n\n\
+        Commands are looked for on this shell's PATH (or the PATH a server's \"env\" sets): a \
+        client started from a desktop may have another one.")]
+    Doctor(crate::doctor::DoctorArgs),
     /// Write a commented starter config.toml and rules.toml into the default config folder
     /// ($XDG_CONFIG_HOME/mcp-errnorm, else ~/.config/mcp-errnorm), where the proxy finds them
     /// by itself, or into --dir (created if need be; never overwrites).
@@ -314,6 +337,8 @@ pub fn run(cli: Cli) -> Result<i32, Error> {
             &file,
             suggest.as_deref(),
         )?),
+        Some(Command::Doctor(args)) => Ok(crate::doctor::doctor(&args)),
+        Some(Command::Report(args)) => Ok(crate::commands::report(&args)?),
         Some(Command::Init { dir }) => Ok(crate::commands::init(dir.as_deref())?),
         Some(Command::Rules(command)) => Ok(crate::commands::rules(&command)?),
         Some(Command::Install(args)) => Ok(crate::install::install(&args)?),

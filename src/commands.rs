@@ -1,4 +1,4 @@
-//! The rule tools: `check`, `classify`, `coverage`, `init` and `rules`. They print their results on
+//! The rule tools: `check`, `classify`, `coverage`, `init` and `rules`; and `report`. They print their results on
 //! purpose (stdout is theirs: no proxied session runs), and their diagnostics on stderr.
 #![allow(clippy::print_stdout)]
 
@@ -104,6 +104,17 @@ pub enum RulesCommand {
         /// The rule's id, as `rules list` shows it.
         id: String,
     },
+}
+
+/// The options of `report`.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// One JSON object instead of tables.
+    #[arg(long)]
+    pub json: bool,
+    /// Log files written with --log-file (text or json, mixed); `-` reads stdin.
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
 }
 
 /// `--source` of `classify`.
@@ -460,6 +471,59 @@ fn classify_lines(rewriter: &Rewriter) -> Result<i32, Error> {
         }
     }
     Ok(status)
+}
+
+/// `report`: what the proxy did, from its log files (`-`: stdin). Exit 0, or 64 for a file
+/// that cannot be read.
+pub fn report(args: &ReportArgs) -> Result<i32, Error> {
+    let mut reader = crate::report::Reader::default();
+    for path in &args.files {
+        let read = if path.as_os_str() == "-" {
+            read_lines(std::io::stdin().lock(), &mut reader)
+        } else {
+            std::fs::File::open(path)
+                .and_then(|file| read_lines(std::io::BufReader::new(file), &mut reader))
+        };
+        read.map_err(|source| Error::Read {
+            path: path.clone(),
+            source,
+        })?;
+    }
+    let report = reader.finish();
+    if args.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&report).expect("a report is JSON")
+        );
+    } else {
+        print!("{}", report.render());
+    }
+    Ok(exit::OK)
+}
+
+/// Every line of `from` to `reader`; bytes that are not UTF-8 are replaced, not an error. Of a
+/// line longer than [`crate::report::MAX_LINE`], only that much is held (and read as no line
+/// of the proxy's).
+fn read_lines(mut from: impl BufRead, reader: &mut crate::report::Reader) -> std::io::Result<()> {
+    let limit = crate::report::MAX_LINE as u64 + 1;
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        if (&mut from).take(limit).read_until(b'\n', &mut line)? == 0 {
+            return Ok(());
+        }
+        if !line.ends_with(b"\n") && line.len() as u64 == limit {
+            // The rest of a line too long to be the proxy's, skipped.
+            let mut rest = Vec::new();
+            while (&mut from).take(limit).read_until(b'\n', &mut rest)? > 0
+                && !rest.ends_with(b"\n")
+            {
+                rest.clear();
+            }
+        }
+        let text = String::from_utf8_lossy(&line);
+        reader.line(text.trim_end_matches(['\n', '\r']));
+    }
 }
 
 /// How many groups `coverage` lists, and drafts rules for.

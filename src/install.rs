@@ -24,8 +24,8 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 
 use crate::exit;
-pub use edit::{Action, Status, Wrapper};
-pub use locate::{Client, Env};
+pub use edit::{declared, Action, Declared, Status, Wrapper};
+pub use locate::{log_places, Client, Env, LogPlace, Os};
 
 const CLIENT_HELP: &str = "The client whose MCP config to edit: claude-desktop, claude-code, \
     cursor, vscode, windsurf; or the path of a config FILE (its format is told by its keys: \
@@ -192,7 +192,7 @@ fn wrapper(config: Option<&Path>) -> Result<(Wrapper, String), Error> {
 /// This binary's absolute path as the user ran it. Not the resolved one: a package manager's
 /// stable symlink (Homebrew's `bin/`, a Nix profile) must not become the versioned path it
 /// points to, which an upgrade removes; and on Linux `current_exe` is always resolved.
-fn own_program() -> Result<String, Error> {
+pub fn own_program() -> Result<String, Error> {
     let unknown = |e: std::io::Error| Error {
         code: exit::INTERNAL,
         message: format!("cannot tell where this binary is: {e}"),

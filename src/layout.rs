@@ -21,6 +21,7 @@ const CORE: &[&str] = &[
     "classify",
     "check",
     "coverage",
+    "report",
     "render",
     "rewrite",
     "wire",
@@ -44,6 +45,7 @@ const SHELL: &[&str] = &[
     "commands",
     "install",
     "demo",
+    "doctor",
 ];
 
 /// Modules that exist only for tests.

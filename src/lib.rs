@@ -18,6 +18,10 @@
 //! - [`check`]: what `check` verifies beyond loading: rule examples, shadowed rules, user rules
 //!   that decide what a meaning rule was written for.
 //! - [`coverage`]: failures no rule decided, grouped by shape; draft rules for the groups.
+//! - [`report`]: the proxy's log read back (text or JSON lines, mixed, any servers): failures
+//!   by category, by server and tool, by rule; retries; unclassified texts by shape (through
+//!   [`coverage`]); as aligned tables. Lines are read by their fields (`event=...`), never by
+//!   their message.
 //! - [`render`]: the canonical [`render::StructuredError`] and its profiles (`mcp`, `enterprise`).
 //! - [`rewrite`]: is this `tools/call` answer a failure (a failure answered as a success is
 //!   recognised by its shape in `rewrite/hidden.rs`)? If so, the `CallToolResult` to send
@@ -56,10 +60,13 @@
 //!   a stderr nobody reads never holds up a pump.
 //! - [`cli`]: the command line (run mode and the subcommands), and its one error type.
 //! - [`commands`]: the rule tools, each with its own arguments: `check`, `classify`,
-//!   `coverage`, `init`, `rules list`/`rules show`.
+//!   `coverage`, `init`, `rules list`/`rules show`; and `report`, which reads the log files.
 //! - [`install`]: `install`/`uninstall`: wrapping the servers of a client's MCP config (a pure
 //!   span-keeping JSONC edit, plus locating, backup and atomic write).
 //! - [`demo`]: a built-in legacy server that fails in the typical ways, and the demo itself.
+//! - [`doctor`]: `doctor`: the config in use and why, the rules by origin, every client config
+//!   found (through `install`'s locating and parsing) with its servers, wrapped or not, their
+//!   commands looked for on PATH, and where each client keeps its logs.
 //!
 //! # Dependencies go one way
 //!
@@ -74,6 +81,7 @@
 //!        rules, model, session
 //!        classify
 //!        render, check, coverage
+//!        report
 //!        recovery, redact
 //!        rewrite
 //!        config
@@ -82,6 +90,7 @@
 //!        reload
 //!        relay
 //!        log_writer, commands, install, demo
+//!        doctor
 //!        cli (and main)
 //! ```
 //!
@@ -108,6 +117,7 @@ pub mod config;
 pub mod coverage;
 pub mod demo;
 pub mod diagnostic;
+pub mod doctor;
 pub mod exit;
 pub mod files;
 pub mod install;
@@ -120,6 +130,7 @@ pub mod redact;
 pub mod relay;
 pub mod reload;
 pub mod render;
+pub mod report;
 pub mod rewrite;
 pub mod rules;
 pub mod session;

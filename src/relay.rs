@@ -180,7 +180,7 @@ async fn finish(io: &Arc<Io>, signals: &mut Signals, sup: &mut Supervisor, how: 
         let settle = move |io: Arc<Io>| io.upstream_gone(&how);
         off_thread_patiently("settle", io, settle, signals, &mut sup.stopping).await;
     }
-    io.inspector.stats.log();
+    io.inspector.stats.log(true);
     let flush = |io: Arc<Io>| {
         let _ = io.client.flush();
     };
@@ -692,8 +692,8 @@ impl Signals {
                 _ = self.int.recv() => return (sys::SIGINT, "SIGINT"),
                 _ = self.term.recv() => return (sys::SIGTERM, "SIGTERM"),
                 _ = self.quit.recv() => return (sys::SIGQUIT, "SIGQUIT"),
-                _ = self.usr1.recv() => self.inspector.stats.log(),
-                _ = self.usr2.recv() => self.inspector.stats.log(),
+                _ = self.usr1.recv() => self.inspector.stats.log(false),
+                _ = self.usr2.recv() => self.inspector.stats.log(false),
             }
         }
     }

@@ -297,6 +297,87 @@ pub fn restores_backup(current: &str, backup: &str, own: Option<&str>) -> bool {
     }
 }
 
+/// A server as a client's config declares it, for `doctor`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Declared {
+    /// The object that lists it (`mcpServers`, `servers`, `projects["/p"].mcpServers`).
+    pub table: String,
+    pub name: String,
+    /// Reached over HTTP or SSE: no command to run.
+    pub remote: bool,
+    /// `command`, if it is a string.
+    pub command: Option<String>,
+    /// The string items of `args`.
+    pub args: Vec<String>,
+    /// Run through mcp-errnorm ([`is_wrapped`]).
+    pub wrapped: bool,
+    /// For a wrapped server: the server's own command, the first item after `--`.
+    pub inner: Option<String>,
+    /// `env.PATH`, when the entry sets one for the server.
+    pub path_env: Option<String>,
+}
+
+/// Every server `src` (a client's config) declares, in order; `own` is this binary's path, by
+/// which the servers it wraps are known whatever its name. Only reads: nothing is checked
+/// beyond what telling them apart needs.
+pub fn declared(src: &str, own: Option<&str>) -> Result<Vec<Declared>, EditError> {
+    let doc = jsonc::parse(src).map_err(|e| EditError {
+        at: Some((e.line, e.col)),
+        message: format!("{} (not valid JSON)", e.message),
+    })?;
+    let mut out = Vec::new();
+    for (table, node) in server_tables(&doc)? {
+        let Kind::Object(members) = &node.kind else {
+            return Err(EditError::new(format!("\"{table}\" is not an object")));
+        };
+        for member in members {
+            let server = &member.value;
+            let text = |key: &str| server.get(key).and_then(|m| m.value.as_str());
+            let transport = text("type");
+            let remote = server.get("url").is_some()
+                || server.get("serverUrl").is_some()
+                || matches!(
+                    transport,
+                    Some("http" | "sse" | "streamable-http" | "streamableHttp" | "streamable_http")
+                );
+            let args: Vec<String> = match server.get("args").map(|m| &m.value.kind) {
+                Some(Kind::Array(items)) => items
+                    .iter()
+                    .filter_map(|n| n.as_str().map(str::to_owned))
+                    .collect(),
+                _ => Vec::new(),
+            };
+            let command = text("command").map(str::to_owned);
+            let values: Vec<Value> = args.iter().map(|a| Value::String(a.clone())).collect();
+            let wrapped = command
+                .as_deref()
+                .is_some_and(|c| is_wrapped(c, &values, own));
+            let inner = wrapped
+                .then(|| {
+                    let at = args.iter().position(|a| a == "--")?;
+                    args.get(at + 1).cloned()
+                })
+                .flatten();
+            let path_env = server
+                .get("env")
+                .and_then(|m| m.value.get("PATH"))
+                .and_then(|m| m.value.as_str())
+                .map(str::to_owned);
+            out.push(Declared {
+                table: table.clone(),
+                name: member.key.clone(),
+                remote,
+                command,
+                args,
+                wrapped,
+                inner,
+                path_env,
+            });
+        }
+    }
+    Ok(out)
+}
+
 /// The objects listing servers: `mcpServers` (Claude Desktop, Claude Code, Cursor, Windsurf),
 /// `servers` (VS Code), and Claude Code's per-project `projects.<path>.mcpServers`.
 fn server_tables(doc: &Doc) -> Result<Vec<(String, &Node)>, EditError> {

@@ -126,6 +126,57 @@ pub fn candidates(client: Client, env: &Env) -> Vec<PathBuf> {
     out
 }
 
+/// Where a client keeps what its servers write on stderr (and so the proxy's log, unless
+/// `--log-file` sends it elsewhere).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LogPlace {
+    /// A folder to look in, when the client writes files.
+    pub dir: Option<PathBuf>,
+    /// What to look for there, or where to look in the client when it keeps no file.
+    pub note: &'static str,
+}
+
+/// The places `client` is known to keep its MCP servers' logs on `env.os`. Claude Desktop:
+/// `~/Library/Logs/Claude` (macOS), `%APPDATA%\Claude\logs` (Windows; newer builds
+/// `%LOCALAPPDATA%\Claude\Logs`), `~/.config/Claude/logs` (Linux). Claude Code: its cache
+/// folder, one folder per project and server. Cursor and VS Code keep them in their Output
+/// panel; Windsurf's place is not known.
+pub fn log_places(client: Client, env: &Env) -> Vec<LogPlace> {
+    let home = |rel: &str| env.home.as_ref().map(|h| h.join(rel));
+    let place = |dir: Option<PathBuf>, note| LogPlace { dir, note };
+    match (client, env.os) {
+        (Client::ClaudeDesktop, Os::MacOs) => vec![place(
+            home("Library/Logs/Claude"),
+            "mcp.log, mcp-server-NAME.log",
+        )],
+        (Client::ClaudeDesktop, Os::Windows) => vec![place(
+            env.app_data().map(|a| a.join("Claude/logs")),
+            "mcp.log, mcp-server-NAME.log (newer builds: %LOCALAPPDATA%\\Claude\\Logs)",
+        )],
+        (Client::ClaudeDesktop, Os::Unix) => vec![place(
+            env.app_data().map(|a| a.join("Claude/logs")),
+            "mcp.log, mcp-server-NAME.log",
+        )],
+        (Client::ClaudeCode, Os::MacOs) => vec![place(
+            home("Library/Caches/claude-cli-nodejs"),
+            "PROJECT/mcp-logs-NAME/",
+        )],
+        (Client::ClaudeCode, _) => vec![place(
+            home(".cache/claude-cli-nodejs"),
+            "PROJECT/mcp-logs-NAME/",
+        )],
+        (Client::Cursor, _) => vec![place(
+            None,
+            "no file: View > Output, then \"MCP Logs\" in the list",
+        )],
+        (Client::Vscode, _) => vec![place(
+            None,
+            "no file: command \"MCP: List Servers\", a server, \"Show Output\"",
+        )],
+        (Client::Windsurf, _) => vec![place(None, "not known: give the proxy --log-file FILE")],
+    }
+}
+
 fn same_path(a: &Path, b: &Path) -> bool {
     a == b || matches!((a.canonicalize(), b.canonicalize()), (Ok(x), Ok(y)) if x == y)
 }
@@ -190,6 +241,33 @@ mod tests {
         let mut e = env(Os::Unix);
         e.cwd = PathBuf::from("/h");
         assert_eq!(paths(Client::Cursor, &e), ["/h/.cursor/mcp.json"]);
+    }
+
+    #[test]
+    fn log_places_per_os() {
+        let dirs = |client, os| -> Vec<String> {
+            log_places(client, &env(os))
+                .into_iter()
+                .map(|p| p.dir.map(|d| d.display().to_string()).unwrap_or_default())
+                .collect()
+        };
+        assert_eq!(
+            dirs(Client::ClaudeDesktop, Os::MacOs),
+            ["/h/Library/Logs/Claude"]
+        );
+        assert_eq!(
+            dirs(Client::ClaudeDesktop, Os::Unix),
+            ["/h/.config/Claude/logs"]
+        );
+        assert_eq!(
+            dirs(Client::ClaudeDesktop, Os::Windows),
+            ["/appdata/Claude/logs"]
+        );
+        assert_eq!(
+            dirs(Client::ClaudeCode, Os::Unix),
+            ["/h/.cache/claude-cli-nodejs"]
+        );
+        assert_eq!(dirs(Client::Cursor, Os::Unix), [""]);
     }
 
     #[test]

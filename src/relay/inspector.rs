@@ -111,8 +111,12 @@ fn bump_is_first(counter: &AtomicU64) -> bool {
     counter.load(Ordering::Relaxed) == 1
 }
 
-/// What the log says when no rule decided a failure.
-const NO_RULE: &str = "(none)";
+// What the log says when no rule decided a failure, and the `event` field that names each line
+// `report` reads: the field, not the message, names the line (messages are prose and may
+// change).
+use crate::report::{
+    EVENT_RECOVERED, EVENT_RETRYING, EVENT_REWRITTEN, EVENT_STATISTICS, EVENT_TIMED_OUT, NO_RULE,
+};
 
 impl Stats {
     /// A failure of `tool`, decided by `rule` (if any), counted.
@@ -158,13 +162,17 @@ impl Stats {
     /// Logs the statistics at info, each count a field of its own: calls, failures by
     /// category (`transient` ... `unknown`), rewritten, retried, recovered, timed out,
     /// unclassified, refused by a circuit breaker, refused as too many were waiting; and the
-    /// failures by rule and by tool (`by_rule`, `by_tool`: compact JSON objects).
-    pub fn log(&self) {
+    /// failures by rule and by tool (`by_rule`, `by_tool`: compact JSON objects). The counts
+    /// are the run's so far: `at_exit` tells the last line of a run from one asked for by
+    /// signal, so that `report` counts each run once.
+    pub fn log(&self, at_exit: bool) {
         let n = |c: &AtomicU64| c.load(Ordering::Relaxed);
         let [t, v, b, p, u] = &self.by_category;
         let by_rule = lock(&self.by_rule).json();
         let by_tool = lock(&self.by_tool).json();
         tracing::info!(
+            event = EVENT_STATISTICS,
+            at_exit,
             calls = n(&self.calls),
             transient = n(t),
             validation = n(v),
@@ -509,6 +517,7 @@ impl Inspector {
         if failure.is_none() {
             bump(&self.stats.recovered);
             tracing::info!(
+                event = EVENT_RECOVERED,
                 server = self.server.as_str(),
                 tool,
                 request_id = %call.id.get(),
@@ -555,6 +564,7 @@ impl Inspector {
             }
             bump(&self.stats.retried);
             tracing::info!(
+                event = EVENT_RETRYING,
                 server = self.server.as_str(),
                 tool,
                 request_id = %call.id.get(),
@@ -582,6 +592,7 @@ impl Inspector {
         // The one line a rewritten failure gets at the default level: each part a field of its
         // own (in `--log-format json` too), the upstream's own text by its head, masked.
         tracing::info!(
+            event = EVENT_REWRITTEN,
             server = self.server.as_str(),
             tool,
             request_id = %call.id.get(),
@@ -802,7 +813,18 @@ impl Inspector {
                 rewritten.error.rule_id.as_deref(),
             );
             self.record_outcome(&call.call.name, true);
-            tracing::warn!(tool = %call.call.name, "no answer in time: cancelled");
+            let error = &rewritten.error;
+            tracing::warn!(
+                event = EVENT_TIMED_OUT,
+                server = self.server.as_str(),
+                tool = call.call.name.as_str(),
+                request_id = %call.id.get(),
+                rule = error.rule_id.as_deref().unwrap_or(NO_RULE),
+                category = %error.category,
+                code = %error.code,
+                attempts = call.attempt,
+                "no answer in time: cancelled"
+            );
             if sent {
                 effects
                     .to_upstream

@@ -452,3 +452,43 @@ fn installs_through_a_package_runner_and_back() {
     let back = apply(&moved.text, &Action::Uninstall, &[]).unwrap();
     assert_eq!(back.text, src);
 }
+
+#[test]
+fn declared_lists_each_server_wrapped_or_not_with_its_own_command() {
+    let src = r#"{
+  // a comment
+  "mcpServers": {
+    "fs": {"command": "npx", "args": ["-y", "server-fs", "/tmp"]},
+    "db": {"command": "/opt/bin/mcp-errnorm", "args": ["--log-file", "/l", "--", "uvx", "db"],
+           "env": {"PATH": "/x/bin"}},
+    "web": {"url": "https://example.com/mcp"},
+    "pinned": {"command": "npx", "args": ["-y", "mcp-errnorm@0.1.0", "--", "srv"]},
+  },
+  "projects": {"/p": {"mcpServers": {"local": {"command": "./run.sh"}}}}
+}"#;
+    let servers = declared(src, None).unwrap();
+    let brief: Vec<(&str, &str, bool, bool, Option<&str>)> = servers
+        .iter()
+        .map(|s| {
+            (
+                s.table.as_str(),
+                s.name.as_str(),
+                s.remote,
+                s.wrapped,
+                s.inner.as_deref(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        brief,
+        [
+            ("mcpServers", "fs", false, false, None),
+            ("mcpServers", "db", false, true, Some("uvx")),
+            ("mcpServers", "web", true, false, None),
+            ("mcpServers", "pinned", false, true, Some("srv")),
+            ("projects[\"/p\"].mcpServers", "local", false, false, None),
+        ]
+    );
+    assert_eq!(servers[1].path_env.as_deref(), Some("/x/bin"));
+    assert!(declared("{", None).is_err());
+}
