@@ -2,12 +2,8 @@
 
 use crate::common;
 
-use std::process::Command;
-
-use common::BIN;
-
 fn run(args: &[&str]) -> (Option<i32>, String, String) {
-    let out = Command::new(BIN).args(args).output().unwrap();
+    let out = common::errnorm().args(args).output().unwrap();
     (
         out.status.code(),
         String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -181,12 +177,11 @@ fn the_example_config_is_valid_and_shows_the_defaults() {
 
 #[test]
 fn the_servers_command_line_is_logged_with_its_secrets_masked() {
-    let mut command = vec![common::BIN.to_owned(), "--".to_owned()];
-    command.extend(common::fixture_command());
-    command.push("postgresql://admin:Sup3rS3cretPw@db.internal/app".into());
-    command.extend(["--api-key".into(), "CmdApiKey4040abcdef".into()]);
-    let out = std::process::Command::new(&command[0])
-        .args(&command[1..])
+    let out = common::errnorm()
+        .arg("--")
+        .args(common::fixture_command())
+        .arg("postgresql://admin:Sup3rS3cretPw@db.internal/app")
+        .args(["--api-key", "CmdApiKey4040abcdef"])
         .stdin(std::process::Stdio::null())
         .output()
         .unwrap();
@@ -204,7 +199,7 @@ fn a_log_level_that_is_no_level_is_refused() {
     let config = dir.path().join("c.toml");
     for (level, code) in [("warning", Some(64)), ("mcp_errnorm=debug,warn", Some(0))] {
         std::fs::write(&config, format!("log_level = \"{level}\"\n")).unwrap();
-        let out = Command::new(BIN)
+        let out = common::errnorm()
             .args(["check", "--config"])
             .arg(&config)
             .output()
@@ -225,7 +220,7 @@ fn a_log_level_that_is_no_level_is_refused() {
     assert!(!stderr.contains("ignoring"), "{stderr}");
     // From the environment, as from the flag: refused, and said of the variable.
     let from_env = |args: &[&str]| {
-        let out = Command::new(BIN)
+        let out = common::errnorm()
             .args(args)
             .env("MCP_ERRNORM_LOG", "loud")
             .output()

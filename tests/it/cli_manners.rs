@@ -3,12 +3,10 @@
 
 use crate::common;
 
-use std::process::{Command, Stdio};
-
-use common::BIN;
+use std::process::Stdio;
 
 fn run(args: &[&str]) -> (Option<i32>, String, String) {
-    let out = Command::new(BIN)
+    let out = common::errnorm()
         .args(args)
         .env_remove("MCP_ERRNORM_LOG")
         .stdin(Stdio::null())

@@ -5,11 +5,11 @@
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 use serde_json::Value;
 
-use crate::common::BIN;
+use crate::common::{self, BIN};
 
 struct Sandbox {
     dir: tempfile::TempDir,
@@ -46,7 +46,7 @@ impl Sandbox {
 
     fn doctor(&self, args: &[&str], env: &[(&str, &Path)]) -> (Option<i32>, String, String) {
         let path = format!("{}:/usr/bin:/bin", self.path("bin").display());
-        let out = Command::new(BIN)
+        let out = common::errnorm()
             .arg("doctor")
             .args(args)
             .current_dir(self.path("work"))

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use common::{
     answers_by_id, assert_each_answered_once, assert_no_panic, call, config, hex, Options, Running,
-    BIN, PATIENCE,
+    PATIENCE,
 };
 use serde_json::{json, Value};
 
@@ -66,7 +66,7 @@ fn a_client_that_does_not_read_our_stderr_still_gets_every_answer() {
     let (_dir, config) = config(&format!(
         "[timeouts]\ndefault_seconds = 1\n{QUICK_SHUTDOWN}"
     ));
-    let mut proxy = Command::new(BIN)
+    let mut proxy = common::errnorm()
         .args(["--config", &config, "--"])
         .args(common::scenario("silent"))
         .stdin(Stdio::piped())
@@ -225,7 +225,7 @@ fn a_hung_upstream_is_shut_down_and_its_requests_answered() {
 
 #[test]
 fn a_client_that_stops_reading_ends_the_session() {
-    let mut child = Command::new(BIN)
+    let mut child = common::errnorm()
         .arg("--")
         .args(common::fixture_command())
         .stdin(Stdio::piped())
@@ -398,7 +398,7 @@ fn invalid_utf8_both_ways() {
         stdin_line.push(b'\n');
         stdin_line.extend_from_slice(bad_request);
         // Running::send takes &str; write the raw bytes through a one-off process instead.
-        let mut q = Command::new(BIN)
+        let mut q = common::errnorm()
             .arg("--")
             .args(common::fixture_command())
             .env("FIXTURE_RECORD", p.record.with_extension("raw"))
@@ -560,7 +560,7 @@ fn ten_thousand_calls_in_flight_are_each_answered_once() {
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("c.toml");
     std::fs::write(&config, "[shutdown]\nclose_wait_ms = 30000\n").unwrap();
-    let mut command = Command::new(BIN);
+    let mut command = common::errnorm();
     command
         .args([
             "--no-default-rules",
@@ -620,12 +620,11 @@ fn soak_one_million_messages() {
     const CALLS: u64 = 500_000;
     const WINDOW: u64 = 256;
     const LIMIT: Duration = Duration::from_secs(600);
-    let bin = std::env::var("MCP_ERRNORM_BIN").unwrap_or_else(|_| BIN.to_owned());
     let upstream: Vec<String> = match std::env::var("MCP_ERRNORM_SOAK_UPSTREAM") {
         Ok(u) => vec![u],
         Err(_) => common::fixture_command(),
     };
-    let mut command = Command::new(&bin);
+    let mut command = common::errnorm();
     command.arg("--").args(&upstream);
     let mut child = command
         .stdin(Stdio::piped())

@@ -150,7 +150,7 @@ fn a_client_that_goes_away_ends_the_session_cleanly() {
 
 #[test]
 fn an_upstream_that_cannot_start_is_a_clear_error() {
-    let output = std::process::Command::new(common::BIN)
+    let output = common::errnorm()
         .args(["--", "/nonexistent/server", "--flag"])
         .output()
         .unwrap();

@@ -8,12 +8,12 @@
 use crate::common;
 
 use std::io::{BufRead, BufReader, BufWriter, Write};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::{fixture_command, BIN};
+use common::fixture_command;
 
 /// How many calls a flood sends: far past `max_pending_requests` (20,000 by default). Each
 /// costs the debug build about 80 us of rewriting (a refusal or a TIMEOUT, 1 KB each).
@@ -45,8 +45,7 @@ fn watch_peak(pid: u32) -> std::thread::JoinHandle<u64> {
 /// The proxy in front of the fixture, which reads every line and answers none.
 fn proxy(config: Option<&str>) -> (Child, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
-    let bin = std::env::var("MCP_ERRNORM_BIN").unwrap_or_else(|_| BIN.to_owned());
-    let mut command = Command::new(bin);
+    let mut command = common::errnorm();
     if let Some(text) = config {
         let path = dir.path().join("config.toml");
         std::fs::write(&path, text).unwrap();

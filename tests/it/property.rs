@@ -17,7 +17,7 @@ use crate::common;
 
 use std::collections::{HashMap, HashSet};
 use std::io::{BufRead, BufReader, Write};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::sync::LazyLock;
 
 use mcp_errnorm::config::{Flags, Settings};
@@ -505,7 +505,7 @@ fn emitted_line() -> impl Strategy<Value = String> {
 }
 
 fn run_binary(batches: &[Vec<String>]) -> Result<(), TestCaseError> {
-    let mut child = Command::new(common::BIN)
+    let mut child = common::errnorm()
         .args(["--no-default-rules", "--"])
         .args(common::fixture_command())
         .stdin(Stdio::piped())

@@ -4,11 +4,11 @@
 
 use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 use serde_json::{json, Value};
 
-use crate::common::{Options, Running, BIN};
+use crate::common::{self, Options, Running};
 
 /// Runs the proxy as server `name`, its log in `format` appended to `log`, and makes `calls`.
 fn session(log: &Path, format: &str, name: &str, calls: &[(Value, &str, Value)]) {
@@ -69,7 +69,7 @@ fn calls() -> Vec<(Value, &'static str, Value)> {
 }
 
 fn report(args: &[&str], stdin: &str) -> (Option<i32>, String, String) {
-    let mut child = Command::new(BIN)
+    let mut child = common::errnorm()
         .arg("report")
         .args(args)
         .env_remove("MCP_ERRNORM_CONFIG")

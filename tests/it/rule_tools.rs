@@ -5,14 +5,14 @@ use crate::common;
 
 use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use common::{canonical, Running, BIN};
+use common::{canonical, Running};
 use serde_json::{json, Value};
 
 fn run_in(dir: &Path, args: &[&str], stdin: &str) -> (Option<i32>, String, String) {
-    let mut child = Command::new(BIN)
+    let mut child = common::errnorm()
         .args(args)
         .current_dir(dir)
         .stdin(Stdio::piped())
@@ -316,7 +316,7 @@ fn init_counts_a_link_to_nowhere_as_taken_and_writes_nothing() {
 
 #[test]
 fn classify_jsonl_answers_a_line_that_is_not_utf8_in_its_place_and_goes_on() {
-    let mut child = Command::new(BIN)
+    let mut child = common::errnorm()
         .args(["classify", "--jsonl"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -354,7 +354,7 @@ fn coverage_counts_a_line_that_is_not_utf8_as_unreadable() {
 fn a_tool_whose_reader_goes_away_ends_quietly() {
     use std::io::BufRead;
     use std::os::unix::process::ExitStatusExt;
-    let mut child = Command::new(BIN)
+    let mut child = common::errnorm()
         .args(["classify", "--jsonl"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

@@ -9,11 +9,11 @@ use crate::common;
 
 use std::io::{BufRead, BufReader, Write};
 use std::os::fd::AsRawFd;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::Duration;
 
 use common::{
-    answers_by_id, assert_each_answered_once, assert_no_panic, call, config, Options, Running, BIN,
+    answers_by_id, assert_each_answered_once, assert_no_panic, call, config, Options, Running,
 };
 use serde_json::{json, Value};
 
@@ -175,7 +175,7 @@ fn a_client_gone_while_its_requests_wait_ends_the_wait_for_them() {
     // Stdin and stdout closed with a call held: nobody is left to answer, so the proxy does
     // not wait `answer_wait_ms` (30 s) for it.
     let (_dir, config) = config("[shutdown]\nclose_wait_ms = 200\nterm_wait_ms = 200\n");
-    let mut proxy = Command::new(BIN)
+    let mut proxy = common::errnorm()
         .args(["--config", &config, "--"])
         .args(common::fixture_command())
         .env("FIXTURE_IGNORE_EOF", "1")
@@ -262,7 +262,7 @@ fn non_blocking_stdin_and_stdout_are_waited_on_not_taken_for_a_client_gone() {
     let (from_proxy, stdout) = std::io::pipe().unwrap();
     nonblocking(&stdin);
     nonblocking(&stdout);
-    let proxy = Command::new(BIN)
+    let proxy = common::errnorm()
         .arg("--")
         .args(common::fixture_command())
         .stdin(Stdio::from(stdin))
@@ -297,7 +297,7 @@ fn a_non_blocking_stderr_loses_no_line_of_the_servers() {
     // 2,000 lines of 60 bytes: more than the pipe holds while the client is not reading yet.
     let (from_proxy, stderr) = std::io::pipe().unwrap();
     nonblocking(&stderr);
-    let mut proxy = Command::new(BIN)
+    let mut proxy = common::errnorm()
         .arg("--")
         .args(common::scenario("stderr-lines"))
         .stdin(Stdio::piped())

@@ -14,6 +14,19 @@ use serde_json::{json, Value};
 pub mod schema;
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_mcp-errnorm");
+
+/// The binary under test (`MCP_ERRNORM_BIN`, else this build's), blind to the config of the
+/// person running the tests: no `MCP_ERRNORM_CONFIG` or `MCP_ERRNORM_LOG`, and a config folder
+/// that does not exist, so a `~/.config/mcp-errnorm/config.toml` of theirs changes no result.
+pub fn errnorm() -> Command {
+    let bin = std::env::var("MCP_ERRNORM_BIN").unwrap_or_else(|_| BIN.to_owned());
+    let mut command = Command::new(bin);
+    command
+        .env_remove("MCP_ERRNORM_CONFIG")
+        .env_remove("MCP_ERRNORM_LOG")
+        .env("XDG_CONFIG_HOME", "/nonexistent/mcp-errnorm-tests");
+    command
+}
 /// Long enough for a loaded CI machine; only failing tests ever wait this long.
 pub const PATIENCE: Duration = Duration::from_secs(15);
 
@@ -123,7 +136,7 @@ impl Running {
             c.args(&fixture[1..]);
             c
         } else {
-            let mut c = Command::new(BIN);
+            let mut c = errnorm();
             c.args(options.proxy_args).arg("--");
             match options.upstream {
                 Some(upstream) => c.args(upstream),
