@@ -29,7 +29,19 @@ pub struct Verdict {
 /// A success rule with `reclassify` only says "this success is a failure": its text (the
 /// `detail` capture where there is one) is then classified as an `isError` result would be.
 pub fn classify(rules: &RuleSet, failure: Failure) -> Verdict {
-    match rules.first_match(failure) {
+    let spelled;
+    let found = match rules.first_match(failure) {
+        Some(m) => Some(m),
+        // A success is a failure only by what a success rule reads in it as written.
+        None if failure.source != Source::Success => {
+            spelled = spelled_out(failure.text);
+            spelled
+                .as_deref()
+                .and_then(|text| rules.first_match(Failure { text, ..failure }))
+        }
+        None => None,
+    };
+    match found {
         Some(m) if m.rule.reclassify => {
             let detail = Failure {
                 text: m.value("detail").unwrap_or(failure.text),
@@ -42,6 +54,34 @@ pub fn classify(rules: &RuleSet, failure: Failure) -> Verdict {
         None if rules.fallback_model() => guessed(&model::EMBEDDED, failure),
         None => unclassified(failure),
     }
+}
+
+/// A text with its identifiers read as words, when it has any: `NOT_ENOUGH_LIQUIDITY` reads
+/// "NOT ENOUGH LIQUIDITY", `InvalidObjectState` "Invalid Object State". Servers name failures
+/// with identifiers as often as with sentences, and the rules are written in words, so a failure
+/// no rule matches as written is tried once more this way, before the model guesses.
+pub fn spelled_out(text: &str) -> Option<String> {
+    let bytes = text.as_bytes();
+    let mut out = String::with_capacity(text.len() + 8);
+    let mut changed = false;
+    for (i, c) in text.char_indices() {
+        let before = i.checked_sub(1).map(|j| bytes[j]);
+        let after = bytes.get(i + 1).copied();
+        if c == '_'
+            && before.is_some_and(|b| b.is_ascii_alphabetic())
+            && after.is_some_and(|b| b.is_ascii_alphabetic())
+        {
+            out.push(' ');
+            changed = true;
+            continue;
+        }
+        if c.is_ascii_uppercase() && before.is_some_and(|b| b.is_ascii_lowercase()) {
+            out.push(' ');
+            changed = true;
+        }
+        out.push(c);
+    }
+    changed.then_some(out)
 }
 
 /// The `ruleId` of a verdict the fallback model gave.
@@ -263,6 +303,43 @@ mod tests {
         );
         let after = classify(&set, failure("wait 18446744073709551615000")).retry_after_seconds;
         assert_eq!(after, most);
+    }
+
+    #[test]
+    fn identifiers_are_read_as_words() {
+        let words = |t| spelled_out(t);
+        assert_eq!(
+            words("NOT_ENOUGH_LIQUIDITY").as_deref(),
+            Some("NOT ENOUGH LIQUIDITY")
+        );
+        assert_eq!(
+            words("error (InvalidObjectState)").as_deref(),
+            Some("error (Invalid Object State)")
+        );
+        // Underscores beside digits or at an edge, and texts without identifiers, stay as they are.
+        assert_eq!(words("v_1 _x x_ plain words, HTTP 503"), None);
+        assert_eq!(words("über_ñandú"), None);
+    }
+
+    #[test]
+    fn a_failure_named_by_an_identifier_is_decided_by_the_rule_for_its_words() {
+        let set = rules(
+            "[[rule]]\nid = 'liquidity'\nmatch = '(?i)not enough liquidity'\ncategory = 'business'\n",
+        )
+        .with_fallback_model(false);
+        let v = classify(&set, failure("NOT_ENOUGH_LIQUIDITY"));
+        assert_eq!(v.rule_id.as_deref(), Some("liquidity"));
+        assert_eq!(v.category, Category::Business);
+        assert_eq!(
+            v.message, "NOT_ENOUGH_LIQUIDITY",
+            "the message keeps the text as written"
+        );
+        // A success is read as written only: its identifiers make no failure of it.
+        let success = Failure {
+            source: Source::Success,
+            ..failure("NOT_ENOUGH_LIQUIDITY")
+        };
+        assert_eq!(classify(&set, success).rule_id, None);
     }
 
     #[test]

@@ -388,7 +388,20 @@ pub fn classify(args: &ClassifyArgs) -> Result<i32, Error> {
         rpc_code: args.code,
     };
     let rules = &settings.rules;
-    let candidates: Vec<_> = rules.matches(failure).collect();
+    let mut candidates: Vec<_> = rules.matches(failure).collect();
+    // What `classify` does when no rule matches the text as written: its identifiers as words.
+    let spelled = classify::spelled_out(failure.text);
+    if let (true, Some(words)) = (candidates.is_empty(), spelled.as_deref()) {
+        candidates = rules
+            .matches(Failure {
+                text: words,
+                ..failure
+            })
+            .collect();
+        if !candidates.is_empty() {
+            eprintln!("no rule matched the text as written; read with its identifiers as words: {words:?}");
+        }
+    }
     match candidates.first() {
         Some(m) => {
             let r = m.rule;
