@@ -99,7 +99,7 @@ pub struct UninstallArgs {
 
 /// Why `install` or `uninstall` failed, with the exit code it means.
 #[derive(Debug, thiserror::Error)]
-#[error("mcp-errnorm: {message}")]
+#[error("{message}")]
 pub struct Error {
     /// [`exit::USAGE`], [`exit::INTERNAL`] or [`exit::IO_ERROR`].
     pub code: i32,
@@ -155,11 +155,12 @@ fn wrapper(config: Option<&Path>) -> Result<(Wrapper, String), Error> {
         env!("CARGO_PKG_VERSION"),
     );
     if runner.is_some() {
-        eprintln!(
-            "mcp-errnorm: running from a package cache ({own}), which can be cleaned at any \
+        let note = format!(
+            "note: running from a package cache ({own}), which can be cleaned at any \
              time: servers are wrapped with `{program} {}` instead",
             launcher.join(" ")
         );
+        let _ = writeln!(anstream::stderr(), "{}", crate::diagnostic::paint(&note));
     }
     let mut options = Vec::new();
     if let Some(config) = config {
@@ -374,6 +375,7 @@ fn run(
         }
     }
     if !problems.is_empty() {
+        let problems: Vec<String> = problems.iter().map(|p| format!("error: {p}")).collect();
         return Err(usage(format!("nothing changed:\n{}", problems.join("\n"))));
     }
     let unknown: Vec<&String> = select
@@ -424,7 +426,9 @@ fn run(
         changed_any = true;
         if dry_run {
             let label = p.path.display().to_string();
-            print!("{}", diff::unified(&label, &p.original, &p.outcome.edits));
+            // Coloured where colour is on (see `--color`): a pipe to `patch` gets none.
+            let diff = diff::unified(&label, &p.original, &p.outcome.edits);
+            let _ = write!(anstream::stdout(), "{}", diff::painted(&diff));
             continue;
         }
         let backup = backup_path(&p.path);

@@ -44,6 +44,7 @@ const SHELL: &[&str] = &[
     "commands",
     "install",
     "demo",
+    "manual",
 ];
 
 /// Modules that exist only for tests.
