@@ -35,7 +35,9 @@ const CLIENT_HELP: &str = "The client whose MCP config to edit: claude-desktop, 
 #[derive(Debug, Args)]
 #[command(after_help = "\
 Each chosen stdio server's command becomes
-  <this mcp-errnorm binary> [--config FILE] -- <original command> <original args>
+  <this mcp-errnorm binary> [--config FILE] --name <server> -- <original command> <original args>
+(<server> is the server's name in the client config: the logs of several servers tell them
+apart by it)
 (run from an npx, uvx or pipx cache, which can be cleaned at any time, the binary's place is
 taken by `npx -y mcp-errnorm@VERSION`, `uvx mcp-errnorm@VERSION` or
 `pipx run --spec mcp-errnorm==VERSION mcp-errnorm`), with \"env\" and every other key kept.
@@ -185,6 +187,7 @@ fn wrapper(config: Option<&Path>) -> Result<(Wrapper, String), Error> {
             program,
             launcher,
             options,
+            name: true,
         },
         own,
     ))

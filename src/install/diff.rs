@@ -283,6 +283,7 @@ mod tests {
             program: "/usr/local/bin/mcp-errnorm".into(),
             launcher: vec![],
             options: vec!["--config".into(), "/etc/mcp-errnorm.toml".into()],
+            name: true,
         });
         let mut checked = 0;
         for entry in std::fs::read_dir(dir).unwrap() {
