@@ -78,7 +78,8 @@ pub struct LogFileError {
         mcp-errnorm --rules my-rules.toml --profile enterprise -- uvx mcp-server-time\n\n\
         Config: --config FILE, else the file MCP_ERRNORM_CONFIG names, else \
         $XDG_CONFIG_HOME/mcp-errnorm/config.toml (~/.config/mcp-errnorm/config.toml) if it \
-        exists, else the embedded defaults; `mcp-errnorm init` writes a starter there.\n\n\
+        exists, else the embedded defaults; `mcp-errnorm init` writes a starter there, \
+        `mcp-errnorm init --print` prints every key.\n\n\
         Exit codes: 64 bad usage or invalid config/rules, 69 the server could not be started, \
         70 internal error; otherwise the server's own exit status (128+N if killed by signal N)."
 )]
