@@ -192,7 +192,7 @@ fn environment(path: &[String]) -> Vec<(&'static str, &'static str)> {
     if reads_config(path) && first != Some("init") {
         vars.push((
             "MCP_ERRNORM_CONFIG",
-            "The config file to read when --config is not given. Set but empty: none.",
+            "The config file to read when --config is not given (empty counts as unset).",
         ));
     }
     if reads_config(path) || matches!(first, Some("install" | "uninstall")) {
