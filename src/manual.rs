@@ -221,7 +221,7 @@ fn environment(path: &[String]) -> Vec<(&'static str, &'static str)> {
     ));
     vars.push((
         "CLICOLOR_FORCE",
-        "Any value but the empty one or 0: colour even when the output is not a terminal, as \
+        "Any value but the empty one: colour even when the output is not a terminal, as \
          with --color always (NO_COLOR wins over it).",
     ));
     vars
