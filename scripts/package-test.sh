@@ -11,7 +11,8 @@
 #      (npm/mcp-errnorm), `npm pack`ed, installed from the tarballs into an empty project, and
 #      run as `npx mcp-errnorm`; `install` run by `npx -y` must write
 #      `npx -y mcp-errnorm@<version> --`;
-#   4. crates.io: `cargo package --locked`, which builds the packaged crate; its binary runs.
+#   4. crates.io: `cargo package --locked`, which builds the packaged crate; its binary runs,
+#      and prints what it embeds (a schema, the example config, the man pages).
 # Needs what scripts/test.sh needs (it runs scripts/e2e-setup.sh for the SDK client).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -73,7 +74,7 @@ if command -v uv >/dev/null; then
     log "e2e through uvx --from the wheel"
     "${check[@]}" -- uvx --offline --from "$wheel" mcp-errnorm
     out="$(uvx --offline --from "$wheel" mcp-errnorm install --client "$tmp/mcp.json" --dry-run)"
-    grep -qF "\"command\": \"uvx\"" <<<"$out" && grep -qF "\"mcp-errnorm@$version\", \"--\"" <<<"$out" \
+    grep -qF "\"command\": \"uvx\"" <<<"$out" && grep -qF "\"mcp-errnorm@$version\", \"--name\", \"time\", \"--\"" <<<"$out" \
         || die "install run by uvx did not write 'uvx mcp-errnorm@$version --':"$'\n'"$out"
     log "install run by uvx writes: uvx mcp-errnorm@$version --"
     unset UV_CACHE_DIR
@@ -90,7 +91,7 @@ export PIPX_HOME="$tmp/pipx-home/pipx" PIPX_BIN_DIR="$tmp/pipx-home/bin"
 "${check[@]}" -- "${pipx[@]}"
 out="$("${pipx[@]}" install --client "$tmp/mcp.json" --dry-run)"
 grep -qF '"command": "pipx"' <<<"$out" \
-    && grep -qF "\"--spec\", \"mcp-errnorm==$version\", \"mcp-errnorm\", \"--\"" <<<"$out" \
+    && grep -qF "\"--spec\", \"mcp-errnorm==$version\", \"mcp-errnorm\", \"--name\", \"time\", \"--\"" <<<"$out" \
     || die "install run by pipx did not write 'pipx run --spec mcp-errnorm==$version mcp-errnorm --':"$'\n'"$out"
 log "install run by pipx run writes: pipx run --spec mcp-errnorm==$version mcp-errnorm --"
 unset PIPX_HOME PIPX_BIN_DIR
@@ -114,7 +115,7 @@ log "e2e through npx mcp-errnorm"
 # way must write `npx -y mcp-errnorm@<version> --`.
 out="$(cd "$tmp" && npm_config_cache="$tmp/npm-cache" npx -y --package="$platform_tgz" \
     --package="$launcher_tgz" mcp-errnorm install --client "$tmp/mcp.json" --dry-run)"
-grep -qF '"command": "npx"' <<<"$out" && grep -qF "\"-y\", \"mcp-errnorm@$version\", \"--\"" <<<"$out" \
+grep -qF '"command": "npx"' <<<"$out" && grep -qF "\"-y\", \"mcp-errnorm@$version\", \"--name\", \"time\", \"--\"" <<<"$out" \
     || die "install run by npx -y did not write 'npx -y mcp-errnorm@$version --':"$'\n'"$out"
 log "install run by npx -y writes: npx -y mcp-errnorm@$version --"
 
@@ -129,6 +130,13 @@ crate_bin="$(cargo metadata --format-version 1 --no-deps | python3 -c 'import js
 "$crate_bin" --version | grep -qF "$version" || die "the packaged crate's binary does not run"
 "$crate_bin" classify 'ENOENT: no such file or directory' | grep -q NOT_FOUND \
     || die "the packaged crate's binary does not classify"
+# What the binary carries for its users, embedded from files the crate must include.
+"$crate_bin" schema mcp | python3 -c 'import json,sys; json.load(sys.stdin)' \
+    || die "the packaged crate's binary prints no JSON Schema"
+"$crate_bin" init --print | grep -qF 'fallback_model' \
+    || die "the packaged crate's binary prints no example config"
+"$crate_bin" man --dir "$tmp/man" 2>/dev/null && [[ -s "$tmp/man/mcp-errnorm-install.1" ]] \
+    || die "the packaged crate's binary writes no man pages"
 log "the packaged crate's binary runs: $crate_bin"
 
 log "all packages pass ($((SECONDS - start)) s)"

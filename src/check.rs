@@ -219,8 +219,8 @@ mod tests {
         assert_eq!(
             failures,
             [
-                "u.toml:5:1: rule 'a': example \"boom\": category permission expected, got transient; retryable false expected, got true",
-                "u.toml:12:1: rule 'a': example \"nothing\": decided by rule '(none)', not 'a'",
+                "error: u.toml:5:1: rule 'a': example \"boom\": category permission expected, got transient; retryable false expected, got true",
+                "error: u.toml:12:1: rule 'a': example \"nothing\": decided by rule '(none)', not 'a'",
             ]
         );
     }
@@ -248,10 +248,13 @@ mod tests {
         let findings = find_shadowed_meanings(&s);
         assert!(!findings.is_empty());
         assert!(findings.iter().all(|f| !f.is_error));
-        let first = findings[0].diagnostic.to_string();
+        let first = findings[0]
+            .diagnostic
+            .with(crate::diagnostic::Severity::Warning)
+            .to_string();
         assert!(
             first.starts_with(
-                "u.toml:2:6: rule 'all-429': decides \"HTTP 429: You have reached the plan limit"
+                "warning: u.toml:2:6: rule 'all-429': decides \"HTTP 429: You have reached the plan limit"
             ),
             "{first}"
         );
@@ -282,7 +285,7 @@ mod tests {
         assert_eq!(ids, ["git-lock", "same-again"]);
         assert!(findings.iter().all(|f| f.is_error));
         assert!(findings[0].diagnostic.to_string().starts_with(
-            "u.toml:6:6: rule 'git-lock': never decides anything: rule 'catch-all-git' (u.toml:2:6)"
+            "error: u.toml:6:6: rule 'git-lock': never decides anything: rule 'catch-all-git' (u.toml:2:6)"
         ));
     }
 }

@@ -17,22 +17,22 @@ use crate::unmatched::UnmatchedLog;
 /// the exit code it means. `main` prints it (it is the one place that does) and exits.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    #[error("mcp-errnorm: invalid configuration, nothing started:\n{0}")]
+    #[error("invalid configuration, nothing started:\n{0}")]
     InvalidConfig(Diagnostics),
-    #[error("mcp-errnorm: {0}; nothing started")]
+    #[error("{0}; nothing started")]
     LogFile(#[source] LogFileError),
-    #[error("mcp-errnorm: cannot start the runtime: {0}")]
+    #[error("cannot start the runtime: {0}")]
     Runtime(#[source] std::io::Error),
-    #[error("mcp-errnorm: cannot open {} for --log-unmatched: {source}", path.display())]
+    #[error("cannot open {} for --log-unmatched: {source}", path.display())]
     UnmatchedLog {
         path: PathBuf,
         #[source]
         source: std::io::Error,
     },
-    #[error("mcp-errnorm: {0}")]
+    #[error("{0}")]
     Start(#[from] StartError),
-    #[error("mcp-errnorm: cannot write the man page: {0}")]
-    Man(#[source] std::io::Error),
+    #[error(transparent)]
+    Manual(#[from] crate::manual::Error),
     #[error(transparent)]
     Tool(#[from] crate::commands::Error),
     #[error(transparent)]
@@ -47,7 +47,8 @@ impl Error {
         match self {
             Error::InvalidConfig(_) | Error::LogFile(_) | Error::UnmatchedLog { .. } => exit::USAGE,
             Error::Start(_) => exit::CANNOT_START,
-            Error::Runtime(_) | Error::Man(_) | Error::Demo(_) => exit::INTERNAL,
+            Error::Runtime(_) | Error::Demo(_) => exit::INTERNAL,
+            Error::Manual(e) => e.exit_code(),
             Error::Tool(e) => e.exit_code(),
             Error::Install(e) => e.code,
         }
@@ -77,15 +78,107 @@ pub struct LogFileError {
         mcp-errnorm --rules my-rules.toml --profile enterprise -- uvx mcp-server-time\n\n\
         Config: --config FILE, else the file MCP_ERRNORM_CONFIG names, else \
         $XDG_CONFIG_HOME/mcp-errnorm/config.toml (~/.config/mcp-errnorm/config.toml) if it \
-        exists, else the embedded defaults; `mcp-errnorm init` writes a starter there.\n\n\
+        exists, else the embedded defaults; `mcp-errnorm init` writes a starter there, \
+        `mcp-errnorm init --print` prints every key.\n\n\
         Exit codes: 64 bad usage or invalid config/rules, 69 the server could not be started, \
         70 internal error; otherwise the server's own exit status (128+N if killed by signal N)."
 )]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
+    /// Colour in what is printed for people: auto (only at a terminal, and not when NO_COLOR
+    /// is set), always, or never. Never in JSON, the protocol or the log file.
+    // Taken out of the command line before clap parses it (see `ColorWhen::take_from`): here
+    // for the help, the completions and the man pages, and for clap to reject a bad value.
+    #[arg(
+        long,
+        value_enum,
+        global = true,
+        value_name = "WHEN",
+        default_value = "auto"
+    )]
+    pub color: ColorWhen,
     #[command(flatten)]
     pub run: RunArgs,
+}
+
+/// `--color`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum ColorWhen {
+    /// Colour at a terminal, unless NO_COLOR is set (CLICOLOR_FORCE: colour anyway).
+    #[default]
+    Auto,
+    /// Colour even when the output is not a terminal, NO_COLOR or not.
+    Always,
+    /// No colour.
+    Never,
+}
+
+impl ColorWhen {
+    /// The `--color` of a command line, taken out before it is parsed: clap's own help and
+    /// errors are coloured by it, and clap would take it for an option of run mode where it
+    /// comes before a subcommand (`mcp-errnorm --color never check`). The last one given
+    /// before `--` counts; an invalid one is all that is left, for clap to say it is wrong.
+    pub fn take_from(
+        args: Vec<std::ffi::OsString>,
+    ) -> (Option<ColorWhen>, Vec<std::ffi::OsString>) {
+        use clap::ValueEnum as _;
+        let mut found = None;
+        let mut kept = Vec::with_capacity(args.len());
+        let mut words = args.into_iter();
+        // The program's name.
+        kept.extend(words.next());
+        while let Some(word) = words.next() {
+            let text = word.to_str().unwrap_or_default().to_owned();
+            if text == "--" {
+                kept.push(word);
+                break;
+            }
+            let (value, pair) = if text == "--color" {
+                match words.next() {
+                    Some(value) => (value.to_str().unwrap_or_default().to_owned(), Some(value)),
+                    None => {
+                        kept.push(word);
+                        break;
+                    }
+                }
+            } else if let Some(value) = text.strip_prefix("--color=") {
+                (value.to_owned(), None)
+            } else {
+                kept.push(word);
+                continue;
+            };
+            match ColorWhen::from_str(&value, false) {
+                Ok(when) => found = Some(when),
+                // Alone, for clap to say that it is wrong (and not something else first).
+                Err(_) => {
+                    kept.truncate(1);
+                    kept.push(word);
+                    kept.extend(pair);
+                    return (None, kept);
+                }
+            }
+        }
+        kept.extend(words);
+        (found, kept)
+    }
+
+    /// Makes this the choice of every stream we colour, and of clap's.
+    pub fn apply(self) -> clap::ColorChoice {
+        let (ours, clap) = match self {
+            ColorWhen::Auto => (anstream::ColorChoice::Auto, clap::ColorChoice::Auto),
+            ColorWhen::Always => (anstream::ColorChoice::Always, clap::ColorChoice::Always),
+            ColorWhen::Never => (anstream::ColorChoice::Never, clap::ColorChoice::Never),
+        };
+        ours.write_global();
+        clap
+    }
+}
+
+/// Whether what we write to stderr gets colour: `--color`, NO_COLOR, CLICOLOR_FORCE, and
+/// whether stderr is a terminal (`anstream` decides, as for everything else we colour).
+pub fn stderr_has_color() -> bool {
+    anstream::AutoStream::choice(&std::io::stderr()) != anstream::ColorChoice::Never
 }
 
 /// The options of run mode.
@@ -197,11 +290,16 @@ pub enum Command {
     /// by itself, or into --dir (created if need be; never overwrites).
     #[command(after_help = "Examples:\n  \
         mcp-errnorm init\n  \
-        mcp-errnorm init --dir ./my-project")]
+        mcp-errnorm init --dir ./my-project\n  \
+        mcp-errnorm init --print > config.toml")]
     Init {
         /// Write into DIR instead of the default config folder.
         #[arg(long, value_name = "DIR")]
         dir: Option<PathBuf>,
+        /// Print the example config with every key, its default and what it does, on stdout;
+        /// write nothing.
+        #[arg(long, conflicts_with = "dir")]
+        print: bool,
     },
     /// The rules the proxy tries, embedded and yours: `rules list`, `rules show ID`.
     #[command(
@@ -226,11 +324,31 @@ pub enum Command {
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
-    /// Print the man page (roff) on stdout.
+    /// Print the man page (roff) of mcp-errnorm or of one of its subcommands on stdout, or
+    /// write every page into a folder.
     #[command(after_help = "Examples:\n  \
         mcp-errnorm man | man -l -\n  \
-        mcp-errnorm man > ~/.local/share/man/man1/mcp-errnorm.1")]
-    Man,
+        mcp-errnorm man rules list | man -l -\n  \
+        mcp-errnorm man --dir ~/.local/share/man/man1")]
+    Man {
+        /// Write every page (mcp-errnorm.1, mcp-errnorm-install.1, ...) into DIR (created if
+        /// need be; existing pages are replaced).
+        #[arg(long, value_name = "DIR", conflicts_with = "subcommand")]
+        dir: Option<PathBuf>,
+        /// The subcommand whose page to print (e.g. `install`, `rules list`).
+        #[arg(value_name = "SUBCOMMAND")]
+        subcommand: Vec<String>,
+    },
+    /// Print the JSON Schema (draft 2020-12) of the errors the proxy writes: the error the
+    /// model reads in each profile, or the canonical one in _meta["mcp-errnorm/error"].
+    #[command(after_help = "Examples:\n  \
+        mcp-errnorm schema mcp > profile-mcp.schema.json\n  \
+        mcp-errnorm schema enterprise\n  \
+        mcp-errnorm schema canonical")]
+    Schema {
+        #[arg(value_enum)]
+        name: crate::manual::Schema,
+    },
 }
 
 impl RunArgs {
@@ -309,6 +427,17 @@ fn shell_word(word: &str) -> String {
     }
 }
 
+/// `eprintln!` for the proxy, which must not die (`eprintln!` panics) when its stderr is gone:
+/// a client that closed it still gets every answer, and the server's status. A severity word
+/// that starts the line is coloured where colour is on.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let line = crate::diagnostic::paint(&format!($($arg)*));
+        let _ = writeln!(anstream::stderr(), "{line}");
+    }};
+}
+
 /// Runs the command line: the exit code of what ran, or why it could not run.
 pub fn run(cli: Cli) -> Result<i32, Error> {
     crate::sys::limit_allocator_arenas();
@@ -339,7 +468,8 @@ pub fn run(cli: Cli) -> Result<i32, Error> {
         )?),
         Some(Command::Doctor(args)) => Ok(crate::doctor::doctor(&args)),
         Some(Command::Report(args)) => Ok(crate::commands::report(&args)?),
-        Some(Command::Init { dir }) => Ok(crate::commands::init(dir.as_deref())?),
+        Some(Command::Init { print: true, .. }) => print(crate::manual::EXAMPLE_CONFIG),
+        Some(Command::Init { dir, .. }) => Ok(crate::commands::init(dir.as_deref())?),
         Some(Command::Rules(command)) => Ok(crate::commands::rules(&command)?),
         Some(Command::Install(args)) => Ok(crate::install::install(&args)?),
         Some(Command::Uninstall(args)) => Ok(crate::install::uninstall(&args)?),
@@ -348,23 +478,30 @@ pub fn run(cli: Cli) -> Result<i32, Error> {
             clap_complete::generate(shell, &mut Cli::command(), "mcp-errnorm", &mut out);
             Ok(exit::OK)
         }
-        Some(Command::Man) => {
-            clap_mangen::Man::new(Cli::command())
-                .render(&mut std::io::stdout())
-                .map_err(Error::Man)?;
+        Some(Command::Man {
+            dir: Some(dir),
+            subcommand: _,
+        }) => {
+            for path in crate::manual::write_pages(Cli::command(), &dir)? {
+                say!("wrote {}", path.display());
+            }
             Ok(exit::OK)
         }
+        Some(Command::Man {
+            dir: None,
+            subcommand,
+        }) => print(&crate::manual::page(Cli::command(), &subcommand)?.roff),
+        Some(Command::Schema { name }) => print(name.text()),
         None => run_proxy(&cli.run),
     }
 }
 
-/// `eprintln!` for the proxy, which must not die (`eprintln!` panics) when its stderr is gone:
-/// a client that closed it still gets every answer, and the server's status.
-macro_rules! say {
-    ($($arg:tt)*) => {{
-        use std::io::Write as _;
-        let _ = writeln!(std::io::stderr(), $($arg)*);
-    }};
+/// `text` on stdout, as it is.
+fn print(text: &str) -> Result<i32, Error> {
+    use std::io::Write as _;
+    // A reader that went away (`| head`) ends us by SIGPIPE, as any Unix tool.
+    let _ = std::io::stdout().write_all(text.as_bytes());
+    Ok(exit::OK)
 }
 
 fn run_proxy(args: &RunArgs) -> Result<i32, Error> {
@@ -445,7 +582,7 @@ fn init_logging(
         .map_err(|e| e.to_string())
         .and_then(|()| tracing_subscriber::EnvFilter::try_new(&filter).map_err(|e| e.to_string()));
     let filter = checked.unwrap_or_else(|e| {
-        say!("mcp-errnorm: ignoring log level '{filter}': {e}");
+        say!("warning: ignoring log level '{filter}': {e}");
         tracing_subscriber::EnvFilter::new("info")
     });
     let server_stderr = format!("{}=info", crate::relay::SERVER_STDERR);
@@ -464,7 +601,7 @@ fn init_logging(
         }
         None => (
             BoxMakeWriter::new(crate::log_writer::LineWriter::default),
-            std::io::IsTerminal::is_terminal(&std::io::stderr()),
+            stderr_has_color(),
         ),
     };
     // A log line that cannot be written is dropped: tracing's own report of it would go to a
@@ -518,6 +655,46 @@ mod tests {
                  'a b' 'it'\\''s'"
             )
         );
+    }
+
+    fn take(line: &[&str]) -> (Option<ColorWhen>, Vec<String>) {
+        let args = line.iter().map(Into::into).collect();
+        let (when, rest) = ColorWhen::take_from(args);
+        let rest = rest.into_iter().map(|a| a.into_string().unwrap()).collect();
+        (when, rest)
+    }
+
+    #[test]
+    fn color_is_taken_out_before_the_separator_only() {
+        assert_eq!(
+            take(&["m", "--color", "never", "check", "--color=always"]),
+            (Some(ColorWhen::Always), vec!["m".into(), "check".into()])
+        );
+        assert_eq!(
+            take(&["m", "--", "srv", "--color", "never"]),
+            (
+                None,
+                ["m", "--", "srv", "--color", "never"]
+                    .map(String::from)
+                    .to_vec()
+            )
+        );
+        // A bad value, or none, is left for clap to report.
+        let (when, rest) = take(&["m", "check", "--color", "sometimes"]);
+        assert_eq!(when, None);
+        assert_eq!(rest, ["m", "--color", "sometimes"]);
+        let error = Cli::try_parse_from(rest).unwrap_err();
+        assert_eq!(error.kind(), clap::error::ErrorKind::InvalidValue);
+        assert_eq!(
+            take(&["m", "--color"]),
+            (None, vec!["m".into(), "--color".into()])
+        );
+        // Parsed afterwards, the rest is what it would have been without it.
+        let (_, rest) = take(&["m", "--color", "always", "check"]);
+        assert!(matches!(
+            Cli::try_parse_from(rest).unwrap().command,
+            Some(Command::Check { .. })
+        ));
     }
 
     #[test]

@@ -3,7 +3,7 @@
 #![allow(clippy::print_stdout)]
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, Read};
+use std::io::{BufRead, Read, Write};
 use std::path::{Path, PathBuf};
 
 use clap::Args;
@@ -14,7 +14,7 @@ use crate::check::{find_shadowed, find_shadowed_meanings, run_examples};
 use crate::classify::{self, classify as classify_failure, verdict_of};
 use crate::config::{ConfigChoice, Flags, Settings};
 use crate::coverage;
-use crate::diagnostic::Diagnostics;
+use crate::diagnostic::{Diagnostics, Severity};
 use crate::exit;
 use crate::model;
 use crate::render::{AttemptedQuery, OriginalError, StructuredError};
@@ -130,7 +130,7 @@ pub enum Error {
     /// The config or rule files do not load: every problem, one a line.
     #[error("{0}")]
     Load(Diagnostics),
-    #[error("mcp-errnorm classify: cannot read stdin: {0}")]
+    #[error("cannot read stdin: {0}")]
     Stdin(#[source] std::io::Error),
     #[error("stdin:{line}: cannot read: {source}")]
     StdinLine {
@@ -145,17 +145,17 @@ pub enum Error {
         source: std::io::Error,
     },
     #[error(
-        "mcp-errnorm init: cannot tell where the config folder is (neither XDG_CONFIG_HOME \
+        "cannot tell where the config folder is (neither XDG_CONFIG_HOME \
          nor HOME is set to an absolute path): name one with --dir"
     )]
     NoConfigDir,
-    #[error("mcp-errnorm rules show: no rule has the id '{0}' (see `mcp-errnorm rules list`)")]
+    #[error("no rule has the id '{0}' (see `mcp-errnorm rules list`)")]
     NoRule(String),
-    #[error("mcp-errnorm rules show: rule '{id}' is not written as a [[rule]] table in {file}")]
+    #[error("rule '{id}' is not written as a [[rule]] table in {file}")]
     NotATable { id: String, file: String },
-    #[error("mcp-errnorm {tool}: {} already exists; nothing written", path.display())]
+    #[error("{} already exists; nothing written", path.display())]
     Exists { tool: &'static str, path: PathBuf },
-    #[error("mcp-errnorm {tool}: cannot write {}: {source}", path.display())]
+    #[error("cannot write {}: {source}", path.display())]
     Write {
         tool: &'static str,
         path: PathBuf,
@@ -194,33 +194,37 @@ pub fn check(args: &RuleArgs) -> Result<i32, Error> {
     let mut status = exit::OK;
     // Opened only when the proxy starts: judged here as the start would.
     for problem in crate::files::unusable_log_paths(&settings) {
-        eprintln!("{problem}");
+        print_problem(problem);
         status = exit::USAGE;
     }
     for problem in rules.switching_off_nothing() {
-        eprintln!("{problem}: error");
+        print_problem(problem);
         status = exit::USAGE;
     }
     for finding in find_shadowed(rules)
         .into_iter()
         .chain(find_shadowed_meanings(rules))
     {
-        let severity = if finding.is_error { "error" } else { "warning" };
-        eprintln!("{}: {severity}", finding.diagnostic);
+        let severity = if finding.is_error {
+            Severity::Error
+        } else {
+            Severity::Warning
+        };
+        print_problem(finding.diagnostic.with(severity));
         if finding.is_error {
             status = exit::USAGE;
         }
     }
     let failures = run_examples(rules);
     for failure in &failures {
-        eprintln!("{failure}");
+        print_problem(failure);
     }
     if status == exit::OK && !failures.is_empty() {
         status = exit::FOUND;
     }
     let examples: usize = rules.rules().iter().map(|r| r.examples.len()).sum();
     let yours = rules.rules().iter().filter(|r| r.user).count();
-    println!(
+    let summary = format!(
         "{} rules ({yours} from your files), {} of {examples} examples passed{}",
         rules.rules().len(),
         examples - failures.len(),
@@ -230,7 +234,21 @@ pub fn check(args: &RuleArgs) -> Result<i32, Error> {
             ": see the problems above"
         }
     );
+    // Green when all is well, else red (where colour is on: see `--color`).
+    let color = if status == exit::OK {
+        anstyle::AnsiColor::Green
+    } else {
+        anstyle::AnsiColor::Red
+    };
+    let style = anstyle::Style::new().bold().fg_color(Some(color.into()));
+    let _ = writeln!(anstream::stdout(), "{style}{summary}{style:#}");
     Ok(status)
+}
+
+/// A problem on stderr, its severity word coloured where colour is on (see `--color`).
+fn print_problem(problem: impl std::fmt::Display) {
+    let line = crate::diagnostic::paint(&problem.to_string());
+    let _ = writeln!(anstream::stderr(), "{line}");
 }
 
 /// `rules list` and `rules show`.
@@ -477,7 +495,7 @@ fn classify_lines(rewriter: &Rewriter) -> Result<i32, Error> {
             Err(e) => {
                 // One output line per input line, so results stay aligned with their inputs.
                 let message = format!("stdin:{}: not a failure record: {e}", n + 1);
-                eprintln!("{message}");
+                print_problem(format_args!("error: {message}"));
                 println!("{}", serde_json::json!({ "error": message }));
                 status = exit::FOUND;
             }
@@ -563,7 +581,11 @@ pub fn coverage(args: &RuleArgs, file: &Path, suggest: Option<&Path>) -> Result<
         let record: Record = match serde_json::from_slice(line) {
             Ok(record) => record,
             Err(e) => {
-                eprintln!("{}:{}: not a failure record: {e}", file.display(), n + 1);
+                print_problem(format_args!(
+                    "warning: {}:{}: not a failure record: {e}",
+                    file.display(),
+                    n + 1
+                ));
                 unreadable += 1;
                 continue;
             }
@@ -732,12 +754,12 @@ pub fn init(dir: Option<&Path>) -> Result<i32, Error> {
         println!("next: mcp-errnorm check --config {}", config.display());
     }
     if let Some(named) = env.config.filter(|v| !v.is_empty()) {
-        eprintln!(
+        print_problem(format_args!(
             "note: {} is set ({}): that file is read, not {}",
             crate::config::CONFIG_ENV,
             Path::new(&named).display(),
             config.display()
-        );
+        ));
     }
     Ok(exit::OK)
 }

@@ -190,9 +190,9 @@ fn raw_text(answer: &Value) -> String {
 /// Why the demo could not run (exit code [`exit::INTERNAL`]).
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    #[error("mcp-errnorm demo: cannot find my own executable: {0}")]
+    #[error("demo: cannot find my own executable: {0}")]
     OwnExecutable(#[source] std::io::Error),
-    #[error("mcp-errnorm demo: cannot run the demo server: {0}")]
+    #[error("demo: cannot run the demo server: {0}")]
     Server(#[source] std::io::Error),
 }
 

@@ -1,4 +1,5 @@
-//! Errors in files the user wrote, located as `file:line:col`.
+//! Errors in files the user wrote, located as `file:line:col`, and the severity word every
+//! problem we print starts with (`error: `, `warning: `, `note: `), as rustc and cargo do.
 
 use std::fmt;
 use std::ops::Range;
@@ -82,8 +83,98 @@ pub struct Diagnostic {
     pub message: String,
 }
 
-impl fmt::Display for Diagnostic {
+/// How bad a problem is: the word each line we print about it starts with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Severity {
+    /// The command fails because of it.
+    Error,
+    /// Worth fixing; the command goes on.
+    Warning,
+    /// For information.
+    Note,
+}
+
+impl Severity {
+    pub const ALL: [Severity; 3] = [Severity::Error, Severity::Warning, Severity::Note];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+            Severity::Note => "note",
+        }
+    }
+
+    /// The word's colour at a terminal: bold red, bold yellow, bold cyan.
+    pub fn style(self) -> anstyle::Style {
+        let color = match self {
+            Severity::Error => anstyle::AnsiColor::Red,
+            Severity::Warning => anstyle::AnsiColor::Yellow,
+            Severity::Note => anstyle::AnsiColor::Cyan,
+        };
+        anstyle::Style::new().bold().fg_color(Some(color.into()))
+    }
+}
+
+impl fmt::Display for Severity {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// `text` with the severity word that starts a line (`error:`, `warning:`, `note:`) coloured,
+/// for a stream that strips the colour again where there must be none (`anstream`): the one
+/// place the words get their colour, so that a log file or JSON never carries it.
+pub fn paint(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 32);
+    for line in text.split_inclusive('\n') {
+        let word = Severity::ALL.into_iter().find(|s| {
+            line.strip_prefix(s.as_str())
+                .is_some_and(|r| r.starts_with(':'))
+        });
+        match word {
+            Some(severity) => {
+                let style = severity.style();
+                let rest = &line[severity.as_str().len()..];
+                out.push_str(&format!("{style}{severity}{style:#}{rest}"));
+            }
+            None => out.push_str(line),
+        }
+    }
+    out
+}
+
+/// `text` as a problem to print: as it is when it starts with a severity word already (a
+/// list of diagnostics), else after `severity: `.
+pub fn labelled(severity: Severity, text: &str) -> String {
+    let has_one = Severity::ALL.into_iter().any(|s| {
+        text.strip_prefix(s.as_str())
+            .is_some_and(|r| r.starts_with(": "))
+    });
+    if has_one {
+        text.to_owned()
+    } else {
+        format!("{severity}: {text}")
+    }
+}
+
+/// A diagnostic with the severity it is reported with (see [`Diagnostic::with`]).
+pub struct Labelled<'a>(Severity, &'a Diagnostic);
+
+impl fmt::Display for Labelled<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: ", self.0)?;
+        self.1.located(f)
+    }
+}
+
+impl Diagnostic {
+    /// This problem, as one line starting with `severity` (a plain `Display` says `error`).
+    pub fn with(&self, severity: Severity) -> Labelled<'_> {
+        Labelled(severity, self)
+    }
+
+    fn located(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}", self.file)?;
         if self.line > 0 {
             write!(f, ":{}:{}", self.line, self.col)?;
@@ -93,6 +184,13 @@ impl fmt::Display for Diagnostic {
             write!(f, "rule '{}': ", printable(rule))?;
         }
         write!(f, "{}", self.message)
+    }
+}
+
+/// `error: file:line:col: rule 'id': message`.
+impl fmt::Display for Diagnostic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.with(Severity::Error).fmt(f)
     }
 }
 
@@ -170,11 +268,38 @@ mod tests {
     fn display_names_file_line_col_and_rule() {
         let file = SourceFile::new("rules.toml", "[[rule]]\nid = \"x\"\n");
         let d = file.diagnostic(Some(9..10), Some("x"), "bad");
-        assert_eq!(d.to_string(), "rules.toml:2:1: rule 'x': bad");
+        assert_eq!(d.to_string(), "error: rules.toml:2:1: rule 'x': bad");
+        assert_eq!(
+            d.with(Severity::Warning).to_string(),
+            "warning: rules.toml:2:1: rule 'x': bad"
+        );
         let d = file.diagnostic(Some(9..10), Some("a\nb.toml:1:1: fine\u{1b}[2J"), "bad");
         assert_eq!(
             d.to_string(),
-            "rules.toml:2:1: rule 'a\\nb.toml:1:1: fine\\u{1b}[2J': bad"
+            "error: rules.toml:2:1: rule 'a\\nb.toml:1:1: fine\\u{1b}[2J': bad"
         );
+        let whole = Diagnostic {
+            line: 0,
+            ..file.diagnostic(None, None, "cannot read")
+        };
+        assert_eq!(whole.to_string(), "error: rules.toml: cannot read");
+    }
+
+    #[test]
+    fn paint_colours_the_severity_word_that_starts_a_line_and_nothing_else() {
+        let text = "error: a.toml:1:1: bad\nwarning: b\n  note: indented\nnote: c\nerrors: no\n";
+        assert_eq!(
+            paint(text),
+            "\x1b[1m\x1b[31merror\x1b[0m: a.toml:1:1: bad\n\x1b[1m\x1b[33mwarning\x1b[0m: b\n  \
+             note: indented\n\x1b[1m\x1b[36mnote\x1b[0m: c\nerrors: no\n"
+        );
+        assert_eq!(paint("plain"), "plain");
+    }
+
+    #[test]
+    fn labelled_adds_the_word_only_where_there_is_none() {
+        assert_eq!(labelled(Severity::Error, "bad"), "error: bad");
+        assert_eq!(labelled(Severity::Error, "warning: x"), "warning: x");
+        assert_eq!(labelled(Severity::Error, "errors: x"), "error: errors: x");
     }
 }

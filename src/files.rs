@@ -234,7 +234,7 @@ mod tests {
         std::fs::write(&latin1, b"[[rule]]\nid = \"caf\xe9\"\n").unwrap();
         assert_eq!(
             message(&latin1),
-            format!("{}:2:10: not UTF-8 text", latin1.display())
+            format!("error: {}:2:10: not UTF-8 text", latin1.display())
         );
     }
 }

@@ -35,7 +35,9 @@ const CLIENT_HELP: &str = "The client whose MCP config to edit: claude-desktop, 
 #[derive(Debug, Args)]
 #[command(after_help = "\
 Each chosen stdio server's command becomes
-  <this mcp-errnorm binary> [--config FILE] -- <original command> <original args>
+  <this mcp-errnorm binary> [--config FILE] --name <server> -- <original command> <original args>
+(<server> is the server's name in the client config: the logs of several servers tell them
+apart by it)
 (run from an npx, uvx or pipx cache, which can be cleaned at any time, the binary's place is
 taken by `npx -y mcp-errnorm@VERSION`, `uvx mcp-errnorm@VERSION` or
 `pipx run --spec mcp-errnorm==VERSION mcp-errnorm`), with \"env\" and every other key kept.
@@ -99,7 +101,7 @@ pub struct UninstallArgs {
 
 /// Why `install` or `uninstall` failed, with the exit code it means.
 #[derive(Debug, thiserror::Error)]
-#[error("mcp-errnorm: {message}")]
+#[error("{message}")]
 pub struct Error {
     /// [`exit::USAGE`], [`exit::INTERNAL`] or [`exit::IO_ERROR`].
     pub code: i32,
@@ -155,11 +157,12 @@ fn wrapper(config: Option<&Path>) -> Result<(Wrapper, String), Error> {
         env!("CARGO_PKG_VERSION"),
     );
     if runner.is_some() {
-        eprintln!(
-            "mcp-errnorm: running from a package cache ({own}), which can be cleaned at any \
+        let note = format!(
+            "note: running from a package cache ({own}), which can be cleaned at any \
              time: servers are wrapped with `{program} {}` instead",
             launcher.join(" ")
         );
+        let _ = writeln!(anstream::stderr(), "{}", crate::diagnostic::paint(&note));
     }
     let mut options = Vec::new();
     if let Some(config) = config {
@@ -184,6 +187,7 @@ fn wrapper(config: Option<&Path>) -> Result<(Wrapper, String), Error> {
             program,
             launcher,
             options,
+            name: true,
         },
         own,
     ))
@@ -374,6 +378,7 @@ fn run(
         }
     }
     if !problems.is_empty() {
+        let problems: Vec<String> = problems.iter().map(|p| format!("error: {p}")).collect();
         return Err(usage(format!("nothing changed:\n{}", problems.join("\n"))));
     }
     let unknown: Vec<&String> = select
@@ -424,7 +429,9 @@ fn run(
         changed_any = true;
         if dry_run {
             let label = p.path.display().to_string();
-            print!("{}", diff::unified(&label, &p.original, &p.outcome.edits));
+            // Coloured where colour is on (see `--color`): a pipe to `patch` gets none.
+            let diff = diff::unified(&label, &p.original, &p.outcome.edits);
+            let _ = write!(anstream::stdout(), "{}", diff::painted(&diff));
             continue;
         }
         let backup = backup_path(&p.path);

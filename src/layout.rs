@@ -46,6 +46,7 @@ const SHELL: &[&str] = &[
     "install",
     "demo",
     "doctor",
+    "manual",
 ];
 
 /// Modules that exist only for tests.

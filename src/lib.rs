@@ -6,7 +6,8 @@
 //! A pure core (values in, values out; no I/O, unit-tested without processes):
 //! - [`taxonomy`]: categories, sources, well-known error codes and their defaults, and the
 //!   limits every layer shares (`MAX_RETRY_AFTER_SECONDS`).
-//! - [`diagnostic`]: problems in user files, located as `file:line:col` with the rule id.
+//! - [`diagnostic`]: problems in user files, located as `file:line:col` with the rule id; the
+//!   severity word each problem we print starts with, and its colour.
 //! - [`template`]: `{capture}` message templates, checked at load.
 //! - [`sync`]: the one lock policy (a poisoned lock is taken over, never a second panic).
 //! - [`rules`]: TOML rule files -> one compiled, ordered [`rules::RuleSet`] (by priority, then
@@ -67,6 +68,8 @@
 //! - [`doctor`]: `doctor`: the config in use and why, the rules by origin, every client config
 //!   found (through `install`'s locating and parsing) with its servers, wrapped or not, their
 //!   commands looked for on PATH, and where each client keeps its logs.
+//! - [`manual`]: what the binary carries for its users: the errors' JSON Schemas, the example
+//!   config, the man pages (made from the `clap` command it is handed).
 //!
 //! # Dependencies go one way
 //!
@@ -89,7 +92,7 @@
 //!        files, upstream, unmatched
 //!        reload
 //!        relay
-//!        log_writer, commands, install, demo
+//!        log_writer, commands, install, demo, manual
 //!        doctor
 //!        cli (and main)
 //! ```
@@ -124,6 +127,7 @@ pub mod install;
 #[cfg(test)]
 mod layout;
 pub mod log_writer;
+pub mod manual;
 pub mod model;
 pub mod recovery;
 pub mod redact;

@@ -1,16 +1,23 @@
 use std::io::Write;
 
-use clap::Parser;
-use mcp_errnorm::cli::{self, Cli};
+use clap::{CommandFactory, FromArgMatches};
+use mcp_errnorm::cli::{self, Cli, ColorWhen};
 use mcp_errnorm::exit;
 
 /// The one place that says why the command line failed and picks the exit code.
 fn main() {
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
-    let cli = match Cli::try_parse_from(&args) {
+    // Read first: clap's own help and errors are coloured by it.
+    let (when, args) = ColorWhen::take_from(args);
+    let color = when.unwrap_or_default().apply();
+    let parsed = Cli::command()
+        .color(color)
+        .try_get_matches_from(&args)
+        .and_then(|matches| Cli::from_arg_matches(&matches));
+    let cli = match parsed {
         Ok(cli) => cli,
         Err(e) => {
-            let e = cli::with_separator_hint(e, &args);
+            let e = cli::with_separator_hint(e.format(&mut Cli::command().color(color)), &args);
             let _ = e.print();
             std::process::exit(if e.use_stderr() {
                 exit::USAGE
@@ -23,8 +30,10 @@ fn main() {
         Ok(code) => code,
         Err(e) => {
             // Not `eprintln!`, which panics when stderr is gone: a client that closed it still
-            // gets the proxy's exit status.
-            let _ = writeln!(std::io::stderr(), "{e}");
+            // gets the proxy's exit status. Severity first, as every problem we print.
+            use mcp_errnorm::diagnostic::{labelled, paint, Severity};
+            let text = paint(&labelled(Severity::Error, &e.to_string()));
+            let _ = writeln!(anstream::stderr(), "{text}");
             e.exit_code()
         }
     };

@@ -522,7 +522,7 @@ mod tests {
         assert_eq!(
             e,
             format!(
-                "{}: the same rule file as {} is given twice: name each file once",
+                "error: {}: the same rule file as {} is given twice: name each file once",
                 dir.path().join("./mine.toml").display(),
                 link.display()
             )
@@ -572,7 +572,10 @@ mod tests {
         };
         let e = Settings::load(&flags).unwrap_err().to_string();
         assert!(
-            e.starts_with(&format!("{}:2:1: unknown field `profil`", config.display())),
+            e.starts_with(&format!(
+                "error: {}:2:1: unknown field `profil`",
+                config.display()
+            )),
             "{e}"
         );
     }
@@ -584,6 +587,9 @@ mod tests {
             ..Flags::default()
         };
         let e = Settings::load(&flags).unwrap_err().to_string();
-        assert!(e.starts_with("/nonexistent/rules.toml: cannot read"), "{e}");
+        assert!(
+            e.starts_with("error: /nonexistent/rules.toml: cannot read"),
+            "{e}"
+        );
     }
 }

@@ -154,8 +154,57 @@ fn line_diff(old: &[&str], new: &[&str]) -> Vec<(Op, String)> {
     out
 }
 
+/// A unified diff coloured as `git diff` colours it: the file headers bold, the hunk headers
+/// cyan, removed lines red, added lines green; for a stream that strips the colour where
+/// there must be none (`anstream`).
+pub fn painted(diff: &str) -> String {
+    use anstyle::{AnsiColor, Style};
+    let color = |c: AnsiColor| Style::new().fg_color(Some(c.into()));
+    let mut out = String::with_capacity(diff.len() + diff.len() / 4);
+    for line in diff.split_inclusive('\n') {
+        let style = if line.starts_with("--- ") || line.starts_with("+++ ") {
+            Style::new().bold()
+        } else if line.starts_with("@@") {
+            color(AnsiColor::Cyan)
+        } else if line.starts_with('-') {
+            color(AnsiColor::Red)
+        } else if line.starts_with('+') {
+            color(AnsiColor::Green)
+        } else {
+            out.push_str(line);
+            continue;
+        };
+        let body = line.strip_suffix('\n').unwrap_or(line);
+        out.push_str(&format!("{style}{body}{style:#}"));
+        if line.ends_with('\n') {
+            out.push('\n');
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn painted_colours_each_kind_of_line_and_keeps_the_text() {
+        let diff =
+            "--- a\n+++ a\n@@ -1,2 +1,2 @@\n same\n-old\n+new\n\\ No newline at end of file\n";
+        let painted = super::painted(diff);
+        assert!(painted.contains("\x1b[31m-old\x1b[0m\n"), "{painted:?}");
+        assert!(painted.contains("\x1b[32m+new\x1b[0m\n"), "{painted:?}");
+        assert!(
+            painted.contains("\x1b[36m@@ -1,2 +1,2 @@\x1b[0m\n"),
+            "{painted:?}"
+        );
+        assert!(painted.contains("\x1b[1m--- a\x1b[0m\n"), "{painted:?}");
+        assert!(painted.contains("\n same\n"), "{painted:?}");
+        // Without the colour, the very same diff.
+        let mut plain = Vec::new();
+        let mut stream = anstream::StripStream::new(&mut plain);
+        std::io::Write::write_all(&mut stream, painted.as_bytes()).unwrap();
+        assert_eq!(String::from_utf8(plain).unwrap(), diff);
+    }
+
     use super::*;
 
     fn edit(old: &str, find: &str, text: &str) -> Edit {
@@ -234,6 +283,7 @@ mod tests {
             program: "/usr/local/bin/mcp-errnorm".into(),
             launcher: vec![],
             options: vec!["--config".into(), "/etc/mcp-errnorm.toml".into()],
+            name: true,
         });
         let mut checked = 0;
         for entry in std::fs::read_dir(dir).unwrap() {

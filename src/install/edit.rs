@@ -36,6 +36,10 @@ pub struct Wrapper {
     pub launcher: Vec<String>,
     /// The proxy's own options, before `--` (e.g. `--config /abs/path.toml`).
     pub options: Vec<String>,
+    /// Whether each server is given its name in the client config with `--name`, after
+    /// `options`, so that the logs of several servers tell them apart. A server already
+    /// wrapped with a `--name` keeps it.
+    pub name: bool,
 }
 
 /// What happened (or would happen) to one server.
@@ -287,6 +291,7 @@ pub fn restores_backup(current: &str, backup: &str, own: Option<&str>) -> bool {
         program: PROGRAM_NAMES[0].to_owned(),
         launcher: Vec::new(),
         options: Vec::new(),
+        name: false,
     });
     let Some(wrapped) = apply(backup, &any, &[]).ok() else {
         return false;
@@ -509,6 +514,11 @@ fn edit_server(
                     k += 1;
                 }
                 options.append(&mut config);
+                let named = |o: &str| o == "--name" || o.starts_with("--name=");
+                if w.name && !options.iter().any(|(o, _)| named(o)) {
+                    options.push(("--name", quoted("--name")));
+                    options.push((name.as_str(), quoted(name)));
+                }
                 let old = values[..i].iter().map(|v| v.as_str().unwrap_or_default());
                 if command_str == w.program && options.iter().map(|(o, _)| *o).eq(old) {
                     return Ok(Status::AlreadyWrapped);
@@ -523,6 +533,9 @@ fn edit_server(
                     .chain(&w.options)
                     .map(|o| quoted(o))
                     .collect();
+                if w.name {
+                    head.extend([quoted("--name"), quoted(name)]);
+                }
                 head.push(quoted("--"));
                 head.push(raw(&command.value));
                 (quoted(&w.program), head, 0, Status::Wrapped)

@@ -497,7 +497,13 @@ mod tests {
             .unwrap_err()
             .0
             .iter()
-            .map(ToString::to_string)
+            .map(|d| {
+                // Every problem of a load is an error; what follows the word is tested here.
+                let line = d.to_string();
+                line.strip_prefix("error: ")
+                    .unwrap_or_else(|| panic!("{line}"))
+                    .to_owned()
+            })
             .collect()
     }
 

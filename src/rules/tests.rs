@@ -176,7 +176,7 @@ fn a_switch_off_that_names_no_default_is_reported_with_the_id_meant() {
     assert_eq!(
         reported,
         [
-            "off.toml:2:6: rule 'enoentt': switches off no rule: there is no default rule \
+            "error: off.toml:2:6: rule 'enoentt': switches off no rule: there is no default rule \
           'enoentt'; did you mean 'enoent'?"
         ]
     );

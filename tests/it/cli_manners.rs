@@ -19,7 +19,8 @@ fn run(args: &[&str]) -> (Option<i32>, String, String) {
     )
 }
 
-const SUBCOMMANDS: [&str; 7] = [
+const SUBCOMMANDS: [&str; 8] = [
+    "schema",
     "demo",
     "install",
     "uninstall",
@@ -38,6 +39,7 @@ fn every_subcommand_has_help_with_examples() {
         "man",
         "init",
         "rules",
+        "schema",
     ] {
         let (code, stdout, _) = run(&[sub, "--help"]);
         assert_eq!(code, Some(0), "{sub}");

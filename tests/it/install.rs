@@ -203,7 +203,13 @@ fn wraps_every_stdio_server_of_every_format_and_keeps_the_rest() {
                 }
                 wrapped += 1;
                 assert_eq!(new["command"], program(), "{file}: {server}");
-                let mut expected_args = vec![json!("--"), old["command"].clone()];
+                // Named after its key, for the logs.
+                let mut expected_args = vec![
+                    json!("--name"),
+                    json!(server),
+                    json!("--"),
+                    old["command"].clone(),
+                ];
                 expected_args.extend(old["args"].as_array().cloned().unwrap_or_default());
                 assert_eq!(new["args"], Value::Array(expected_args), "{file}: {server}");
                 // Every other key (env, type, envFile, disabledTools...) as it was, in order.
@@ -323,6 +329,8 @@ fn a_second_install_changes_nothing() {
     assert_eq!(
         v["mcpServers"]["everything"]["args"],
         json!([
+            "--name",
+            "everything",
             "--config",
             config.to_str().unwrap(),
             "--",
@@ -369,7 +377,7 @@ fn the_backup_holds_the_original_bytes_and_permissions_are_kept() {
         json!({"type": "http", "url": "https://mcp.sentry.dev/mcp"})
     );
     assert_eq!(
-        v["projects"]["/home/me/src/shop"]["mcpServers"]["postgres"]["args"][1],
+        v["projects"]["/home/me/src/shop"]["mcpServers"]["postgres"]["args"][3],
         "npx"
     );
     assert!(run
@@ -477,7 +485,7 @@ fn vscode_comments_and_trailing_commas_survive() {
     }
     // Hand-grouped args keep their grouping; tabs stay tabs.
     assert!(text.contains(&format!(
-        "\t\t\t\"command\": {},\n\t\t\t\"args\": [\n\t\t\t\t\"--\", \"docker\", \"run\", \"-i\", \"--rm\",\n\t\t\t\t\"-e\", \"GITHUB_PERSONAL_ACCESS_TOKEN\",\n",
+        "\t\t\t\"command\": {},\n\t\t\t\"args\": [\n\t\t\t\t\"--name\", \"github\", \"--\", \"docker\", \"run\", \"-i\", \"--rm\",\n\t\t\t\t\"-e\", \"GITHUB_PERSONAL_ACCESS_TOKEN\",\n",
         serde_json::to_string(&program()).unwrap()
     )), "{text}");
     let v = value(&text);
@@ -539,7 +547,7 @@ fn a_file_given_by_path_is_told_by_its_keys() {
     let v = value(&read(&path));
     assert_eq!(
         v["servers"]["t"]["args"],
-        json!(["--", "uvx", "mcp-server-time"])
+        json!(["--name", "t", "--", "uvx", "mcp-server-time"])
     );
 }
 
@@ -615,7 +623,7 @@ fn a_client_with_two_configs_gets_both() {
     assert_eq!(read(&user), fixture("vscode_mcp.json"));
     assert_eq!(
         value(&read(&project))["servers"]["x"]["args"],
-        json!(["--", "x-mcp"])
+        json!(["--name", "x", "--", "x-mcp"])
     );
 }
 

@@ -14,6 +14,7 @@ mod install;
 mod lifecycle;
 mod logs;
 mod manners;
+mod manners_output;
 mod memory;
 mod property;
 mod real_failures;

@@ -5,6 +5,7 @@ fn install() -> Action {
         program: "/opt/bin/mcp-errnorm".into(),
         launcher: vec![],
         options: vec![],
+        name: false,
     })
 }
 
@@ -13,6 +14,7 @@ fn install_with(options: &[&str]) -> Action {
         program: "/opt/bin/mcp-errnorm".into(),
         launcher: vec![],
         options: options.iter().map(|s| s.to_string()).collect(),
+        name: false,
     })
 }
 
@@ -336,6 +338,7 @@ fn install_via(program: &str, launcher: &[&str], options: &[&str]) -> Action {
         program: program.into(),
         launcher: launcher.iter().map(|s| s.to_string()).collect(),
         options: options.iter().map(|s| s.to_string()).collect(),
+        name: false,
     })
 }
 
@@ -491,4 +494,84 @@ fn declared_lists_each_server_wrapped_or_not_with_its_own_command() {
     );
     assert_eq!(servers[1].path_env.as_deref(), Some("/x/bin"));
     assert!(declared("{", None).is_err());
+}
+
+fn install_named(options: &[&str]) -> Action {
+    Action::Install(Wrapper {
+        program: "/opt/bin/mcp-errnorm".into(),
+        launcher: vec![],
+        options: options.iter().map(|s| s.to_string()).collect(),
+        name: true,
+    })
+}
+
+#[test]
+fn each_server_is_named_after_its_key_and_unwrapped_cleanly() {
+    let src = r#"{"mcpServers": {
+  "files": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"]},
+  "my \"time\"": {"command": "uvx", "args": ["mcp-server-time"]}
+}}"#;
+    let out = apply(src, &install_named(&["--config", "/c.toml"]), &[]).unwrap();
+    let v = value(&out.text);
+    assert_eq!(
+        v["mcpServers"]["files"]["args"],
+        serde_json::json!([
+            "--config",
+            "/c.toml",
+            "--name",
+            "files",
+            "--",
+            "npx",
+            "-y",
+            "@modelcontextprotocol/server-filesystem",
+            "/tmp"
+        ])
+    );
+    assert_eq!(
+        v["mcpServers"]["my \"time\""]["args"],
+        serde_json::json!([
+            "--config",
+            "/c.toml",
+            "--name",
+            "my \"time\"",
+            "--",
+            "uvx",
+            "mcp-server-time"
+        ])
+    );
+    // Installed again: nothing to do; uninstalled: the very bytes of before.
+    assert!(
+        !apply(&out.text, &install_named(&["--config", "/c.toml"]), &[])
+            .unwrap()
+            .changed()
+    );
+    assert_eq!(apply(&out.text, &Action::Uninstall, &[]).unwrap().text, src);
+    assert!(restores_backup(&out.text, src, None));
+}
+
+#[test]
+fn a_server_wrapped_without_a_name_gets_one_and_a_name_given_by_hand_stays() {
+    let src = r#"{"mcpServers": {"a": {"command": "mcp-errnorm", "args": ["--", "x"]},
+  "b": {"command": "mcp-errnorm", "args": ["--name", "mine", "--", "y"]},
+  "c": {"command": "mcp-errnorm", "args": ["--name=mine", "--", "z"]}}}"#;
+    let out = apply(src, &install_named(&[]), &[]).unwrap();
+    let status: Vec<_> = out.servers.iter().map(|s| s.status.clone()).collect();
+    assert_eq!(
+        status,
+        [Status::Rewrapped, Status::Rewrapped, Status::Rewrapped],
+        "the binary's path changed"
+    );
+    let v = value(&out.text);
+    assert_eq!(
+        v["mcpServers"]["a"]["args"],
+        serde_json::json!(["--name", "a", "--", "x"])
+    );
+    assert_eq!(
+        v["mcpServers"]["b"]["args"],
+        serde_json::json!(["--name", "mine", "--", "y"])
+    );
+    assert_eq!(
+        v["mcpServers"]["c"]["args"],
+        serde_json::json!(["--name=mine", "--", "z"])
+    );
 }
