@@ -335,8 +335,8 @@ fn the_default_table_on_the_holdout() {
     HOLDOUT_BARS.check(&all);
 }
 
-/// What the holdout must keep: the figures measured when it was gathered (holdout 6,
-/// 2026-12-02: 84.9%, 95.6%, 3, 6.5%), less a margin for label noise. They guard against
+/// What the holdout must keep: the figures measured when it was gathered (holdout 7,
+/// 2026-12-02: 79.8%, 92.1%, 2, 7.9%), less a margin for label noise. They guard against
 /// regressions; they are not the targets (docs/classification.md), and nobody tunes on the
 /// holdout to pass them.
 struct Bars {
@@ -347,10 +347,10 @@ struct Bars {
 }
 
 const HOLDOUT_BARS: Bars = Bars {
-    category: 83.0,
-    retryable: 94.0,
-    wrongly_retryable: 3,
-    unknown: 8.0,
+    category: 78.0,
+    retryable: 90.0,
+    wrongly_retryable: 2,
+    unknown: 10.0,
 };
 
 impl Bars {
