@@ -92,9 +92,10 @@ pub fn release_memory() {
 
 /// Keeps the allocator to two arenas, unless `MALLOC_ARENA_MAX` says otherwise. glibc gives a
 /// thread that meets contention an arena of its own, up to eight per core, and memory freed in
-/// one arena is not reused by another: under a flood the proxy's resident size grew with how its
-/// threads happened to collide (37 MB to 48 MB for the same stalled-client flood, debug build).
-/// Its work is I/O, and two arenas cost it nothing measurable. Called before any thread starts.
+/// one arena is not reused by another, so a flood's peak depends on how the threads happened to
+/// collide: the likeliest reason one run of the stalled-client flood peaked at 48 MB where it
+/// measures 36-38 MB (debug build). The proxy's work is I/O; the bench shows no cost of two
+/// arenas. Called before any thread starts.
 pub fn limit_allocator_arenas() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     if std::env::var_os("MALLOC_ARENA_MAX").is_none() {
