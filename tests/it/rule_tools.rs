@@ -242,7 +242,7 @@ fn classify_prints_the_canonical_error_and_explains() {
     let (_, stdout, stderr) = run_in(
         Path::new("."),
         &["classify", "-"],
-        "the flux capacitor is sad\n",
+        "the flux compensator is sad\n",
     );
     assert_eq!(
         serde_json::from_str::<Value>(&stdout).unwrap()["errorCategory"],
@@ -390,7 +390,7 @@ fn unmatched_failures_are_logged_and_coverage_reads_them() {
     p.call(
         json!(1),
         "fail",
-        json!({"text": "the flux capacitor is sad"}),
+        json!({"text": "the flux compensator is sad"}),
     );
     p.call(json!(2), "fail", json!({"text": "fetch failed"}));
     p.call(
@@ -406,7 +406,7 @@ fn unmatched_failures_are_logged_and_coverage_reads_them() {
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
     assert_eq!(lines.len(), 2, "{lines:?}");
-    assert_eq!(lines[0]["text"], "the flux capacitor is sad");
+    assert_eq!(lines[0]["text"], "the flux compensator is sad");
     assert_eq!(lines[0]["tool"], "fail");
     assert_eq!(lines[1]["source"], "rpc");
     assert_eq!(lines[1]["code"], -32000);
@@ -422,7 +422,7 @@ fn unmatched_failures_are_logged_and_coverage_reads_them() {
     let rules = write(
         dir.path(),
         "r.toml",
-        "[[rule]]\nid = \"sad\"\nmatch = \"capacitor|gremlins\"\ncategory = \"transient\"\n",
+        "[[rule]]\nid = \"sad\"\nmatch = \"compensator|gremlins\"\ncategory = \"transient\"\n",
     );
     let (code, stdout, _) = run(&["coverage", "--rules", &rules, &log]);
     assert_eq!(code, Some(0), "{stdout}");
