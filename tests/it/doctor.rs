@@ -5,10 +5,10 @@
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 
 use serde_json::Value;
 
+use crate::common::home::{at_home, Output};
 use crate::common::{self, BIN};
 
 struct Sandbox {
@@ -46,25 +46,14 @@ impl Sandbox {
 
     fn doctor(&self, args: &[&str], env: &[(&str, &Path)]) -> (Option<i32>, String, String) {
         let path = format!("{}:/usr/bin:/bin", self.path("bin").display());
-        let out = common::errnorm()
+        let mut command = common::errnorm();
+        command
             .arg("doctor")
             .args(args)
             .current_dir(self.path("work"))
-            .env("HOME", self.path("home"))
-            .env("XDG_CONFIG_HOME", self.path("xdg"))
-            .env("PATH", path)
-            .env_remove("MCP_ERRNORM_CONFIG")
-            .env_remove("MCP_ERRNORM_LOG")
-            .env_remove("APPDATA")
-            .envs(env.iter().copied())
-            .stdin(Stdio::null())
-            .output()
-            .unwrap();
-        (
-            out.status.code(),
-            String::from_utf8_lossy(&out.stdout).into_owned(),
-            String::from_utf8_lossy(&out.stderr).into_owned(),
-        )
+            .env("PATH", path);
+        let out = Output::of(at_home(&mut command, self.dir.path()).envs(env.iter().copied()));
+        (out.code, out.stdout, out.stderr)
     }
 
     fn doctor_json(&self, env: &[(&str, &Path)]) -> (Option<i32>, Value) {

@@ -8,6 +8,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use common::home::{at_home, Output as Run};
 use common::BIN;
 use mcp_errnorm::install::jsonc;
 use serde_json::{json, Value};
@@ -31,12 +32,6 @@ fn program() -> String {
 
 struct Sandbox {
     dir: tempfile::TempDir,
-}
-
-struct Run {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
 }
 
 impl Sandbox {
@@ -101,21 +96,9 @@ impl Sandbox {
 
     /// Runs the binary through `program` (a link to it, say).
     fn run_as(&self, program: &Path, args: &[&str]) -> Run {
-        let out = Command::new(program)
-            .args(args)
-            .current_dir(self.work())
-            .env("HOME", self.home())
-            .env("USERPROFILE", self.home())
-            .env("APPDATA", self.dir.path().join("appdata"))
-            .env("XDG_CONFIG_HOME", self.dir.path().join("xdg"))
-            .env_remove("MCP_ERRNORM_LOG")
-            .output()
-            .unwrap();
-        Run {
-            code: out.status.code(),
-            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        }
+        let mut command = Command::new(program);
+        command.args(args).current_dir(self.work());
+        Run::of(at_home(&mut command, self.dir.path()))
     }
 }
 

@@ -7,6 +7,7 @@ use crate::common;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+use common::home::{at_home, Output};
 use common::BIN;
 use serde_json::Value;
 
@@ -33,14 +34,8 @@ impl Home {
 
     fn command(&self, args: &[&str]) -> Command {
         let mut command = Command::new(BIN);
-        command
-            .args(args)
-            .current_dir(self.dir.path())
-            .env("XDG_CONFIG_HOME", self.xdg())
-            .env("HOME", self.dir.path().join("home"))
-            .env_remove("MCP_ERRNORM_CONFIG")
-            .env_remove("MCP_ERRNORM_LOG")
-            .stdin(Stdio::null());
+        command.args(args).current_dir(self.dir.path());
+        at_home(&mut command, self.dir.path());
         command
     }
 
@@ -56,12 +51,8 @@ impl Home {
 }
 
 fn output(mut command: Command) -> (Option<i32>, String, String) {
-    let out = command.output().unwrap();
-    (
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    let out = Output::of(&mut command);
+    (out.code, out.stdout, out.stderr)
 }
 
 /// A config file at `path` whose one rule file holds the rule `id`.

@@ -7,8 +7,9 @@
 use crate::common;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
+use common::home::{at_home, Output as Out};
 use common::schema::assert_valid;
 use common::{canonical, shown, Running, BIN};
 use serde_json::{json, Value};
@@ -17,12 +18,6 @@ const ESC: char = '\u{1b}';
 
 struct Sandbox {
     dir: tempfile::TempDir,
-}
-
-struct Out {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
 }
 
 impl Sandbox {
@@ -44,31 +39,13 @@ impl Sandbox {
 
     fn command(&self, args: &[&str], env: &[(&str, &str)]) -> Command {
         let mut command = Command::new(BIN);
-        command
-            .args(args)
-            .current_dir(self.dir.path())
-            .env("XDG_CONFIG_HOME", self.path("xdg"))
-            .env("HOME", self.path("home"));
-        for var in [
-            "MCP_ERRNORM_CONFIG",
-            "MCP_ERRNORM_LOG",
-            "NO_COLOR",
-            "CLICOLOR_FORCE",
-            "CLICOLOR",
-        ] {
-            command.env_remove(var);
-        }
-        command.envs(env.iter().copied()).stdin(Stdio::null());
+        command.args(args).current_dir(self.dir.path());
+        at_home(&mut command, self.dir.path()).envs(env.iter().copied());
         command
     }
 
     fn run_with(&self, args: &[&str], env: &[(&str, &str)]) -> Out {
-        let out = self.command(args, env).output().unwrap();
-        Out {
-            code: out.status.code(),
-            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        }
+        Out::of(&mut self.command(args, env))
     }
 
     fn run(&self, args: &[&str]) -> Out {

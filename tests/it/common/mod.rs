@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
+pub mod home;
 pub mod schema;
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_mcp-errnorm");
