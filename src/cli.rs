@@ -427,15 +427,11 @@ fn shell_word(word: &str) -> String {
     }
 }
 
-/// `eprintln!` for the proxy, which must not die (`eprintln!` panics) when its stderr is gone:
-/// a client that closed it still gets every answer, and the server's status. A severity word
-/// that starts the line is coloured where colour is on.
+/// `eprintln!` for the proxy, through [`crate::tell`]: it must not die when its stderr is gone.
 macro_rules! say {
-    ($($arg:tt)*) => {{
-        use std::io::Write as _;
-        let line = crate::diagnostic::paint(&format!($($arg)*));
-        let _ = writeln!(anstream::stderr(), "{line}");
-    }};
+    ($($arg:tt)*) => {
+        crate::tell::say(&format!($($arg)*))
+    };
 }
 
 /// Runs the command line: the exit code of what ran, or why it could not run.

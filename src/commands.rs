@@ -247,8 +247,7 @@ pub fn check(args: &RuleArgs) -> Result<i32, Error> {
 
 /// A problem on stderr, its severity word coloured where colour is on (see `--color`).
 fn print_problem(problem: impl std::fmt::Display) {
-    let line = crate::diagnostic::paint(&problem.to_string());
-    let _ = writeln!(anstream::stderr(), "{line}");
+    crate::tell::say(&problem.to_string());
 }
 
 /// `rules list` and `rules show`.

@@ -162,7 +162,7 @@ fn wrapper(config: Option<&Path>) -> Result<(Wrapper, String), Error> {
              time: servers are wrapped with `{program} {}` instead",
             launcher.join(" ")
         );
-        let _ = writeln!(anstream::stderr(), "{}", crate::diagnostic::paint(&note));
+        crate::tell::say(&note);
     }
     let mut options = Vec::new();
     if let Some(config) = config {

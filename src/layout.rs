@@ -36,6 +36,7 @@ const SHELL: &[&str] = &[
     "sys",
     "files",
     "exit",
+    "tell",
     "relay",
     "upstream",
     "reload",

@@ -45,6 +45,8 @@
 //!   location probed), config and rule files read (regular files only),
 //!   `Settings::load`, the log paths probed for `check`.
 //! - [`exit`]: the proxy's own exit codes; only `main` exits.
+//! - [`tell`]: lines for the person at the terminal on stderr, severity first, coloured where
+//!   colour is on.
 //! - [`relay`]: the pumps between client and upstream, retry timers, the one thread that
 //!   enforces time limits (`relay/deadlines.rs`), the server's stderr copied (masked) to ours
 //!   (and to the log file), the pipes used without blocking (`relay/pipe.rs`), and the
@@ -88,7 +90,7 @@
 //!        recovery, redact
 //!        rewrite
 //!        config
-//! shell  sys, exit
+//! shell  sys, exit, tell
 //!        files, upstream, unmatched
 //!        reload
 //!        relay
@@ -142,6 +144,7 @@ pub mod sync;
 #[allow(unsafe_code)]
 pub mod sys;
 pub mod taxonomy;
+pub mod tell;
 pub mod template;
 pub mod unmatched;
 pub mod upstream;

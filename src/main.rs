@@ -1,5 +1,3 @@
-use std::io::Write;
-
 use clap::{CommandFactory, FromArgMatches};
 use mcp_errnorm::cli::{self, Cli, ColorWhen};
 use mcp_errnorm::exit;
@@ -29,11 +27,9 @@ fn main() {
     let code = match cli::run(cli) {
         Ok(code) => code,
         Err(e) => {
-            // Not `eprintln!`, which panics when stderr is gone: a client that closed it still
-            // gets the proxy's exit status. Severity first, as every problem we print.
-            use mcp_errnorm::diagnostic::{labelled, paint, Severity};
-            let text = paint(&labelled(Severity::Error, &e.to_string()));
-            let _ = writeln!(anstream::stderr(), "{text}");
+            // Severity first, as every problem we print.
+            use mcp_errnorm::diagnostic::{labelled, Severity};
+            mcp_errnorm::tell::say(&labelled(Severity::Error, &e.to_string()));
             e.exit_code()
         }
     };
