@@ -111,10 +111,10 @@ pub fn decided_by_a_rule(rule_id: Option<&str>) -> bool {
 pub const MODEL_MIN_CONFIDENCE: f32 = 0.6;
 
 /// A guess of `transient` is retryable only from this confidence. Leave-one-family-out shows
-/// no threshold where that is safe (at 0.98, 11 of the 442 guesses it would retry are failures
-/// that must not be retried), so the model never makes a failure retryable: a retry the guess
-/// invites but cannot earn costs more than an honest "not retryable". Lower it only when the
-/// figures say so.
+/// no threshold where that is safe (at 0.98, 20 of the 37 texts no rule decides that it would
+/// retry are failures that must not be retried), so the model never makes a failure
+/// retryable: a retry the guess invites but cannot earn costs more than an honest "not
+/// retryable". Lower it only when the figures say so.
 pub const MODEL_RETRY_CONFIDENCE: f32 = f32::INFINITY;
 
 /// The verdict of the fallback model for a failure no rule matched, or `unknown` when the model
