@@ -11,7 +11,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use mcp_errnorm::classify::classify;
+use mcp_errnorm::classify::{classify, MODEL_MIN_CONFIDENCE};
 use mcp_errnorm::model::{self, corpus, Guess, TRAINING};
 use mcp_errnorm::rules::{Failure, RuleSet};
 use mcp_errnorm::taxonomy::Category;
@@ -97,6 +97,26 @@ fn leave_one_family_out(cases: &[corpus::Case]) {
             100.0 * right as f64 / covered.len().max(1) as f64,
         );
     }
+    // Texts in scripts written without spaces (Chinese, Japanese) and in Korean: what the
+    // model reads of them, at the confidence it starts deciding from.
+    let cjk: Vec<usize> = (0..cases.len())
+        .filter(|&i| cases[i].text.chars().any(model::is_cjk))
+        .collect();
+    let decided: Vec<usize> = cjk
+        .iter()
+        .copied()
+        .filter(|&i| guesses[i].confidence >= MODEL_MIN_CONFIDENCE)
+        .collect();
+    let right = decided
+        .iter()
+        .filter(|&&i| cases[i].accepts(guesses[i].category))
+        .count();
+    println!(
+        "the {} cases in Chinese, Japanese or Korean: {:.1}% decided from {MODEL_MIN_CONFIDENCE}, {:.1}% of those rightly",
+        cjk.len(),
+        100.0 * decided.len() as f64 / cjk.len().max(1) as f64,
+        100.0 * right as f64 / decided.len().max(1) as f64,
+    );
     // The model only ever sees what no rule decides: the retry question is asked of those.
     let rules = RuleSet::defaults().with_fallback_model(false);
     let undecided: Vec<usize> = (0..cases.len())

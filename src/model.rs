@@ -1,8 +1,8 @@
 //! The fallback classifier: what decides a failure that no rule matches, instead of `unknown`.
 //! Pure: a text in, a [`Guess`] out.
 //!
-//! A multinomial logistic regression over the words of a failure, its word pairs and word
-//! stems, trained on the labelled development corpus (`tests/corpus/`) and the rules' own
+//! A multinomial logistic regression over the words of a failure (in any script; Chinese,
+//! Japanese and Korean as pairs of characters), its word pairs and word stems, trained on the labelled development corpus (`tests/corpus/`) and the rules' own
 //! examples by `cargo run --release --example train-model`, and embedded as text
 //! (`src/model/weights.txt`): features and weights a reviewer can read and diff.
 //!
@@ -234,44 +234,107 @@ impl<'a> Token<'a> {
                 _ => Token::Shape("#n"),
             };
         }
-        if word.len() > 24 || (digits > 0 && word.len() > 8) {
+        if word.chars().count() > 24 || (digits > 0 && word.len() > 8) {
             return Token::Shape("#id");
         }
         Token::Word(word)
     }
 
-    /// Its bytes as the model reads them.
+    /// Its bytes as the model reads them: lowercase UTF-8.
     fn bytes(self) -> impl Iterator<Item = u8> + 'a {
         let (word, shape) = match self {
             Token::Word(w) => (w, ""),
             Token::Shape(s) => ("", s),
         };
-        word.bytes()
-            .map(|b| b.to_ascii_lowercase())
+        word.chars()
+            .flat_map(char::to_lowercase)
+            .flat_map(utf8)
             .chain(shape.bytes())
     }
 
-    /// Whether it has a stem feature: words longer than six letters.
-    fn stem(self) -> Option<&'a str> {
+    /// Its stem, for words longer than six letters: their first six.
+    fn stem(self) -> Option<Token<'a>> {
         match self {
-            Token::Word(w) if w.len() > 6 => Some(&w[..6]),
-            _ => None,
+            Token::Word(w) => w
+                .char_indices()
+                .nth(6)
+                .map(|(end, _)| Token::Word(&w[..end])),
+            Token::Shape(_) => None,
         }
     }
 }
 
-/// The words of a text as the model reads them, up to [`READ_BYTES`].
+/// The UTF-8 bytes of a character.
+fn utf8(c: char) -> impl Iterator<Item = u8> {
+    let mut buf = [0; 4];
+    let len = c.encode_utf8(&mut buf).len();
+    buf.into_iter().take(len)
+}
+
+/// Whether a character is Chinese, Japanese or Korean. Chinese and Japanese put no spaces
+/// between words, and Korean glues particles to them, so a run of these is read as its pairs of
+/// adjacent characters: "余额不足" (insufficient balance) gives 余额, 额不 and 不足, and 余额 is
+/// learned from every text that says "balance".
+pub fn is_cjk(c: char) -> bool {
+    matches!(
+        c,
+        '\u{1100}'..='\u{11FF}'     // Hangul jamo
+            | '\u{3040}'..='\u{30FF}' // hiragana, katakana
+            | '\u{3130}'..='\u{318F}' // Hangul compatibility jamo
+            | '\u{3400}'..='\u{4DBF}' // CJK ideographs, extension A
+            | '\u{4E00}'..='\u{9FFF}' // CJK ideographs
+            | '\u{AC00}'..='\u{D7AF}' // Hangul syllables
+            | '\u{F900}'..='\u{FAFF}' // CJK compatibility ideographs
+            | '\u{FF66}'..='\u{FF9F}' // half-width katakana
+    )
+}
+
+/// The words of a text as the model reads them, up to [`READ_BYTES`]: letters and digits of
+/// any script, camel case split, and Chinese, Japanese and Korean as pairs of characters.
 fn tokens(text: &str) -> Vec<Token<'_>> {
     let mut end = text.len().min(READ_BYTES);
     while !text.is_char_boundary(end) {
         end -= 1;
     }
-    text[..end]
-        .split(|c: char| !c.is_ascii_alphanumeric())
-        .flat_map(camel_case_words)
-        .filter(|w| !w.is_empty())
-        .map(Token::of)
-        .collect()
+    let mut out = Vec::new();
+    for word in text[..end].split(|c: char| !c.is_alphanumeric()) {
+        for (run, cjk) in script_runs(word) {
+            if cjk {
+                out.extend(character_pairs(run).map(Token::Word));
+            } else {
+                out.extend(camel_case_words(run).map(Token::of));
+            }
+        }
+    }
+    out
+}
+
+/// The parts of a word that are and are not Chinese, Japanese or Korean, in order, each with
+/// which it is: "HTTP错误" is "HTTP" and "错误".
+fn script_runs(word: &str) -> impl Iterator<Item = (&str, bool)> {
+    let mut rest = word;
+    std::iter::from_fn(move || {
+        let first = rest.chars().next()?;
+        let cjk = is_cjk(first);
+        let end = rest
+            .char_indices()
+            .find(|&(_, c)| is_cjk(c) != cjk)
+            .map_or(rest.len(), |(i, _)| i);
+        let (run, tail) = rest.split_at(end);
+        rest = tail;
+        Some((run, cjk))
+    })
+}
+
+/// Each pair of adjacent characters of a run, or the run itself when it is one character.
+fn character_pairs(run: &str) -> impl Iterator<Item = &str> {
+    let starts: Vec<usize> = run
+        .char_indices()
+        .map(|(i, _)| i)
+        .chain([run.len()])
+        .collect();
+    let pairs = starts.len().saturating_sub(2).max(1);
+    (0..pairs).map(move |i| &run[starts[i]..starts[(i + 2).min(starts.len() - 1)]])
 }
 
 /// The words of an identifier written in camel case, which is how many servers name their
@@ -297,13 +360,13 @@ fn camel_case_words(word: &str) -> impl Iterator<Item = &str> {
 /// six letters, their first six letters (`s:`, a crude stem that joins "authorized",
 /// "authorization" and "authorize"). Each at most once.
 pub fn features(text: &str) -> Vec<String> {
-    let string = |t: Token| String::from_utf8(t.bytes().collect()).expect("ASCII");
+    let string = |t: Token| String::from_utf8(t.bytes().collect()).expect("UTF-8");
     let words: Vec<Token> = tokens(text);
     let mut out = Vec::with_capacity(words.len() * 3);
     for (i, w) in words.iter().enumerate() {
         out.push(format!("w:{}", string(*w)));
         if let Some(stem) = w.stem() {
-            out.push(format!("s:{}", stem.to_ascii_lowercase()));
+            out.push(format!("s:{}", string(stem)));
         }
         if let Some(next) = words.get(i + 1) {
             out.push(format!("b:{}_{}", string(*w), string(*next)));
@@ -322,8 +385,7 @@ fn feature_hashes(text: &str) -> Vec<u64> {
     for (i, w) in words.iter().enumerate() {
         out.push(fnv1a_iter(b"w:".iter().copied().chain(w.bytes())));
         if let Some(stem) = w.stem() {
-            let lower = stem.bytes().map(|b| b.to_ascii_lowercase());
-            out.push(fnv1a_iter(b"s:".iter().copied().chain(lower)));
+            out.push(fnv1a_iter(b"s:".iter().copied().chain(stem.bytes())));
         }
         if let Some(next) = words.get(i + 1) {
             let pair = b"b:"
@@ -534,11 +596,33 @@ mod tests {
             "HTTP 403: Forbidden for user 8f3a9c2e1b7d4f60aa (id 123456)",
             "MCP error -32001: Request timed out after 60000ms",
             "Unauthorized: AUTHORIZATION expired, Re-Authorize the App",
+            "买家余额不足 (ACQ.BUYER_BALANCE_NOT_ENOUGH)",
+            "ÜBERSCHRITTEN: Zugriff verweigert",
             "",
         ] {
             let mut want: Vec<u64> = features(text).iter().map(|f| fnv1a(f.as_bytes())).collect();
             want.sort_unstable();
             assert_eq!(feature_hashes(text), want, "{text}");
+        }
+    }
+
+    #[test]
+    fn chinese_japanese_and_korean_are_read_as_pairs_of_characters() {
+        let f = features("买家余额不足");
+        for want in ["w:买家", "w:余额", "w:不足", "b:余额_额不"] {
+            assert!(f.contains(&want.to_owned()), "{want} in {f:?}");
+        }
+        assert!(features("HTTP错误").contains(&"b:http_错误".to_owned()));
+        assert!(features("残高が不足しています").contains(&"w:不足".to_owned()));
+        assert!(features("잔액이 부족합니다").contains(&"w:부족".to_owned()));
+        assert_eq!(features("错"), ["w:错"]);
+    }
+
+    #[test]
+    fn words_of_any_script_are_read_whole_and_lowercase() {
+        let f = features("Producto no está disponible. ДОСТУП ЗАПРЕЩЁН");
+        for want in ["w:está", "w:доступ", "s:запрещ", "b:está_disponible"] {
+            assert!(f.contains(&want.to_owned()), "{want} in {f:?}");
         }
     }
 
