@@ -335,8 +335,8 @@ fn the_default_table_on_the_holdout() {
     HOLDOUT_BARS.check(&all);
 }
 
-/// What the holdout must keep: the figures measured when it was gathered (holdout 10,
-/// 2026-12-02: 81.7%, 92.8%, 6, 6.1%), less a margin for label noise. They guard against
+/// What the holdout must keep: the figures measured when it was gathered (holdout 11,
+/// 2026-12-03: 79.0%, 92.8%, 2, 7.2%), less a margin for label noise. They guard against
 /// regressions; they are not the targets (docs/classification.md), and nobody tunes on the
 /// holdout to pass them.
 struct Bars {
@@ -347,10 +347,10 @@ struct Bars {
 }
 
 const HOLDOUT_BARS: Bars = Bars {
-    category: 80.0,
+    category: 77.0,
     retryable: 91.0,
-    wrongly_retryable: 6,
-    unknown: 8.0,
+    wrongly_retryable: 2,
+    unknown: 8.5,
 };
 
 impl Bars {
