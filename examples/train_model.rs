@@ -79,43 +79,26 @@ fn leave_one_family_out(cases: &[corpus::Case]) {
         families.len()
     );
     println!("threshold  covered  category-right  wrongly-retryable-if-retried-at-threshold");
+    let all: Vec<usize> = (0..cases.len()).collect();
     for t in [0.0f32, 0.4, 0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95, 0.98] {
-        let covered: Vec<usize> = (0..cases.len())
-            .filter(|&i| guesses[i].confidence >= t)
-            .collect();
-        let right = covered
+        let (covered, right) = decided_and_right(cases, &guesses, &all, t);
+        let wrong_retry = all
             .iter()
-            .filter(|&&i| cases[i].accepts(guesses[i].category))
-            .count();
-        let wrong_retry = covered
-            .iter()
+            .filter(|&&i| guesses[i].confidence >= t)
             .filter(|&&i| guesses[i].category == Category::Transient && !cases[i].retryable)
             .count();
-        println!(
-            "{t:>9.2}  {:>6.1}%  {:>13.1}%  {wrong_retry:>5}",
-            100.0 * covered.len() as f64 / cases.len() as f64,
-            100.0 * right as f64 / covered.len().max(1) as f64,
-        );
+        println!("{t:>9.2}  {covered:>6.1}%  {right:>13.1}%  {wrong_retry:>5}");
     }
     // Texts in scripts written without spaces (Chinese, Japanese) and in Korean: what the
     // model reads of them, at the confidence it starts deciding from.
     let cjk: Vec<usize> = (0..cases.len())
         .filter(|&i| cases[i].text.chars().any(model::is_cjk))
         .collect();
-    let decided: Vec<usize> = cjk
-        .iter()
-        .copied()
-        .filter(|&i| guesses[i].confidence >= MODEL_MIN_CONFIDENCE)
-        .collect();
-    let right = decided
-        .iter()
-        .filter(|&&i| cases[i].accepts(guesses[i].category))
-        .count();
+    let (decided, right) = decided_and_right(cases, &guesses, &cjk, MODEL_MIN_CONFIDENCE);
     println!(
-        "the {} cases in Chinese, Japanese or Korean: {:.1}% decided from {MODEL_MIN_CONFIDENCE}, {:.1}% of those rightly",
+        "the {} cases in Chinese, Japanese or Korean: {decided:.1}% decided from \
+         {MODEL_MIN_CONFIDENCE}, {right:.1}% of those rightly",
         cjk.len(),
-        100.0 * decided.len() as f64 / cjk.len().max(1) as f64,
-        100.0 * right as f64 / decided.len().max(1) as f64,
     );
     // The model only ever sees what no rule decides: the retry question is asked of those.
     let rules = RuleSet::defaults().with_fallback_model(false);
@@ -139,20 +122,8 @@ fn leave_one_family_out(cases: &[corpus::Case]) {
     );
     println!("threshold  covered  category-right");
     for t in [0.4f32, 0.5, 0.6, 0.7, 0.8, 0.9] {
-        let covered: Vec<usize> = undecided
-            .iter()
-            .copied()
-            .filter(|&i| guesses[i].confidence >= t)
-            .collect();
-        let right = covered
-            .iter()
-            .filter(|&&i| cases[i].accepts(guesses[i].category))
-            .count();
-        println!(
-            "{t:>9.2}  {:>6.1}%  {:>13.1}%",
-            100.0 * covered.len() as f64 / undecided.len().max(1) as f64,
-            100.0 * right as f64 / covered.len().max(1) as f64,
-        );
+        let (covered, right) = decided_and_right(cases, &guesses, &undecided, t);
+        println!("{t:>9.2}  {covered:>6.1}%  {right:>13.1}%");
     }
     println!(
         "of these, the {} cases no embedded rule decides, if transient guesses were retried:",
@@ -181,4 +152,27 @@ fn leave_one_family_out(cases: &[corpus::Case]) {
             println!("  {:.3} [{}] {text:?}", g.confidence, cases[i].family());
         }
     }
+}
+
+/// Of the cases `among`, the share the model decides from `threshold` on and the share of
+/// those it decides rightly, in percent.
+fn decided_and_right(
+    cases: &[corpus::Case],
+    guesses: &[Guess],
+    among: &[usize],
+    threshold: f32,
+) -> (f64, f64) {
+    let decided: Vec<usize> = among
+        .iter()
+        .copied()
+        .filter(|&i| guesses[i].confidence >= threshold)
+        .collect();
+    let right = decided
+        .iter()
+        .filter(|&&i| cases[i].accepts(guesses[i].category))
+        .count();
+    (
+        100.0 * decided.len() as f64 / among.len().max(1) as f64,
+        100.0 * right as f64 / decided.len().max(1) as f64,
+    )
 }
