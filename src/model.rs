@@ -2,8 +2,9 @@
 //! Pure: a text in, a [`Guess`] out.
 //!
 //! A multinomial logistic regression over the words of a failure (in any script; Chinese,
-//! Japanese and Korean as pairs of characters), its word pairs and word stems, trained on the labelled development corpus (`tests/corpus/`) and the rules' own
-//! examples by `cargo run --release --example train-model`, and embedded as text
+//! Japanese and Korean as pairs of characters), its word pairs and word stems, trained on the
+//! labelled development corpus (`tests/corpus/`) and the rules' own examples by
+//! `cargo run --release --example train-model`, and embedded as text
 //! (`src/model/weights.txt`): features and weights a reviewer can read and diff.
 //!
 //! Written here rather than taken from a crate: inference is a sum over a hash map, training a
