@@ -372,8 +372,8 @@ fn the_default_table_on_the_holdout() {
     HOLDOUT_BARS.check(&all);
 }
 
-/// What the holdout must keep: the figures measured when it was gathered (holdout 14,
-/// 2026-12-03: 84.6%, 92.5%, 6, 4.6%), less a margin for label noise. They guard against
+/// What the holdout must keep: the figures measured when it was gathered (holdout 15,
+/// 2026-12-03: 81.3%, 91.9%, 2, 6.0%), less a margin for label noise. They guard against
 /// regressions; they are not the targets (docs/classification.md), and nobody tunes on the
 /// holdout to pass them.
 struct Bars {
@@ -384,10 +384,10 @@ struct Bars {
 }
 
 const HOLDOUT_BARS: Bars = Bars {
-    category: 82.5,
-    retryable: 90.5,
-    wrongly_retryable: 6,
-    unknown: 6.0,
+    category: 79.5,
+    retryable: 90.0,
+    wrongly_retryable: 2,
+    unknown: 7.5,
 };
 
 impl Bars {
