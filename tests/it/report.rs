@@ -11,12 +11,15 @@ use serde_json::{json, Value};
 use crate::common::{self, Options, Running};
 
 /// Runs the proxy as server `name`, its log in `format` appended to `log`, and makes `calls`.
+/// The fallback model is off, so that the texts no rule knows stay unclassified whatever the
+/// model learns.
 fn session(log: &Path, format: &str, name: &str, calls: &[(Value, &str, Value)]) {
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("config.toml");
     std::fs::write(
         &config,
-        "[retry]\nbase_delay_ms = 1\nmax_delay_ms = 20\n[timeouts]\ndefault_seconds = 1\n",
+        "fallback_model = false\n[retry]\nbase_delay_ms = 1\nmax_delay_ms = 20\n\
+         [timeouts]\ndefault_seconds = 1\n",
     )
     .unwrap();
     let (config, log) = (config.display().to_string(), log.display().to_string());
