@@ -78,10 +78,8 @@ impl Hasher for AlreadyHashed {
     }
 
     fn write(&mut self, bytes: &[u8]) {
-        // Only `u64` keys reach this map; fold anything else in, should that ever change.
-        for &b in bytes {
-            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
-        }
+        // Only `u64` keys reach this map; hash anything else, should that ever change.
+        self.0 = fnv1a_continue(self.0, bytes);
     }
 
     fn write_u64(&mut self, hash: u64) {
@@ -385,7 +383,11 @@ fn camel_case_words(word: &str) -> impl Iterator<Item = &str> {
 /// six letters, their first six letters (`s:`, a crude stem that joins "authorized",
 /// "authorization" and "authorize"). Each at most once.
 pub fn features(text: &str) -> Vec<String> {
-    let string = |t: Token| String::from_utf8(t.bytes().collect()).expect("UTF-8");
+    let string = |t: Token| {
+        let mut bytes = Vec::new();
+        lowercase_into(&mut bytes, t);
+        String::from_utf8(bytes).expect("UTF-8")
+    };
     let words: Vec<Token> = tokens(text);
     let mut out = Vec::with_capacity(words.len() * 3);
     for (i, w) in words.iter().enumerate() {

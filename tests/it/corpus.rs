@@ -235,11 +235,13 @@ impl Scorecard {
 const KNOWN_WRONG_RETRIES: &[(&str, &str)] = &[
     (
         "dev-eas-cli.jsonl#3",
-        "\"not available for robot users ... make sure you are not using a robot token and try again\": a \"try again\" after an instruction, which far more often follows an outage",
+        "\"not available for robot users ... make sure you are not using a robot token and try \
+         again\": a \"try again\" after an instruction, which far more often follows an outage",
     ),
     (
         "dev-eas-cli.jsonl#7",
-        "\"a rollout is already in progress\": a conflict with a lasting state, in the words of the operations a retry outlasts",
+        "\"a rollout is already in progress\": a conflict with a lasting state, in the words of \
+         the operations a retry outlasts",
     ),
     (
         "dev-hikaricp.jsonl#6",
@@ -248,7 +250,8 @@ const KNOWN_WRONG_RETRIES: &[(&str, &str)] = &[
     ),
     (
         "dev-leantime.jsonl#5",
-        "\"Incorrect code given. Please try again\": a wrong one-time code, and \"try again\" with nothing else to go on",
+        "\"Incorrect code given. Please try again\": a wrong one-time code, and \"try again\" \
+         with nothing else to go on",
     ),
     (
         "dev-magento.jsonl#6",
@@ -257,15 +260,18 @@ const KNOWN_WRONG_RETRIES: &[(&str, &str)] = &[
     ),
     (
         "dev-navitia.jsonl#5",
-        "\"public transport is not reachable from origin nor destination\": a route that does not exist, in a network outage's words",
+        "\"public transport is not reachable from origin nor destination\": a route that does not \
+         exist, in a network outage's words",
     ),
     (
         "dev-passbolt.jsonl#3",
-        "\"logged out due to too many failed attempts\": a lockout, where the same words elsewhere ask only to wait",
+        "\"logged out due to too many failed attempts\": a lockout, where the same words \
+         elsewhere ask only to wait",
     ),
     (
         "dev-pgbackrest.jsonl#8",
-        "\"Permission denied\" on a lock file, then \"unable to acquire lock\": the lock's words are read first",
+        "\"Permission denied\" on a lock file, then \"unable to acquire lock\": the lock's words \
+         are read first",
     ),
     (
         "dev-thesieure.jsonl#7",
