@@ -244,6 +244,11 @@ const KNOWN_WRONG_RETRIES: &[(&str, &str)] = &[
          the operations a retry outlasts",
     ),
     (
+        "dev-firecrawl.jsonl#8",
+        "\"Insufficient time to process PDF ... increase the timeout parameter\": a limit the \
+         caller sets, told in the words of a timeout",
+    ),
+    (
         "dev-hikaricp.jsonl#6",
         "\"Connection is closed\" said of a connection the caller closed: a state, in words every \
          driver also uses for a dropped connection",
@@ -257,6 +262,11 @@ const KNOWN_WRONG_RETRIES: &[(&str, &str)] = &[
         "dev-magento.jsonl#6",
         "a `\"code\":500` frame around a Spanish sentence (\"no está disponible\": out of \
          stock), in words that also say a service is down",
+    ),
+    (
+        "dev-mongodb.jsonl#15",
+        "\"Cannot use $out or $merge stage with ITERATION timeoutMode\": an option's name, \
+         `timeoutMode`, read as the word \"timeout\" once identifiers are split",
     ),
     (
         "dev-navitia.jsonl#5",
