@@ -4,6 +4,7 @@
 //! ```text
 //! cargo run --release --example train-model            # retrain, write the model
 //! cargo run --release --example train-model -- --lofo  # leave-one-family-out figures
+//! cargo run --release --example train-model -- --lofo --guesses FILE  # and each guess, as JSONL
 //! ```
 //!
 //! The holdout (`tests/corpus/holdout/`) and the recorded results are never read.
@@ -19,8 +20,13 @@ use mcp_errnorm::taxonomy::Category;
 fn main() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let cases = development_cases(&root.join("tests/corpus"));
-    if std::env::args().any(|a| a == "--lofo") {
-        leave_one_family_out(&cases);
+    let args: Vec<String> = std::env::args().collect();
+    if args.iter().any(|a| a == "--lofo") {
+        let guesses = leave_one_family_out(&cases);
+        if let Some(at) = args.iter().position(|a| a == "--guesses") {
+            let path = args.get(at + 1).expect("--guesses takes a file name");
+            write_guesses(Path::new(path), &cases, &guesses);
+        }
         return;
     }
     let model = model::train(&model::samples(&cases), TRAINING);
@@ -53,8 +59,9 @@ fn development_cases(dir: &Path) -> Vec<corpus::Case> {
 }
 
 /// For each family: a model trained on every other family guesses all of this one's cases, as
-/// if no rule had matched them. Prints agreement and wrong retries by confidence threshold.
-fn leave_one_family_out(cases: &[corpus::Case]) {
+/// if no rule had matched them. Prints agreement and wrong retries by confidence threshold, and
+/// returns the guesses, one per case.
+fn leave_one_family_out(cases: &[corpus::Case]) -> Vec<Guess> {
     let mut families: BTreeMap<String, Vec<usize>> = BTreeMap::new();
     for (i, c) in cases.iter().enumerate() {
         families.entry(c.family()).or_default().push(i);
@@ -152,6 +159,29 @@ fn leave_one_family_out(cases: &[corpus::Case]) {
             println!("  {:.3} [{}] {text:?}", g.confidence, cases[i].family());
         }
     }
+    guesses
+}
+
+/// Writes each case's leave-one-family-out guess as a line of JSON, for studying thresholds
+/// and retry evidence outside this program.
+fn write_guesses(path: &Path, cases: &[corpus::Case], guesses: &[Guess]) {
+    let lines: Vec<String> = cases
+        .iter()
+        .zip(guesses)
+        .map(|(c, g)| {
+            serde_json::json!({
+                "family": c.family(),
+                "text": c.text,
+                "guess": g.category.as_str(),
+                "confidence": g.confidence,
+                "category": c.category.as_str(),
+                "also": c.also.map(Category::as_str),
+                "retryable": c.retryable,
+            })
+            .to_string()
+        })
+        .collect();
+    std::fs::write(path, lines.join("\n") + "\n").expect("write the guesses");
 }
 
 /// Of the cases `among`, the share the model decides from `threshold` on and the share of
