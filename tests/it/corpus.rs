@@ -388,8 +388,8 @@ fn the_default_table_on_the_holdout() {
     HOLDOUT_BARS.check(&all);
 }
 
-/// What the holdout must keep: the figures measured when it was gathered (holdout 16,
-/// 2026-12-03: 81.9%, 91.8%, 3, 5.5%), less a margin for label noise. They guard against
+/// What the holdout must keep: the figures measured when it was gathered (holdout 17,
+/// 2026-12-03: 83.1%, 92.3%, 6, 4.1%), less a margin for label noise. They guard against
 /// regressions; they are not the targets (docs/classification.md), and nobody tunes on the
 /// holdout to pass them.
 struct Bars {
@@ -400,10 +400,10 @@ struct Bars {
 }
 
 const HOLDOUT_BARS: Bars = Bars {
-    category: 80.0,
-    retryable: 90.0,
-    wrongly_retryable: 3,
-    unknown: 7.0,
+    category: 81.0,
+    retryable: 90.5,
+    wrongly_retryable: 6,
+    unknown: 6.0,
 };
 
 impl Bars {
