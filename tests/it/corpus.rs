@@ -234,19 +234,9 @@ impl Scorecard {
 /// table's general words can tell. The test fails on any other, and on these once one is fixed.
 const KNOWN_WRONG_RETRIES: &[(&str, &str)] = &[
     (
-        "dev-eas-cli.jsonl#3",
-        "\"not available for robot users ... make sure you are not using a robot token and try \
-         again\": a \"try again\" after an instruction, which far more often follows an outage",
-    ),
-    (
         "dev-eas-cli.jsonl#7",
         "\"a rollout is already in progress\": a conflict with a lasting state, in the words of \
          the operations a retry outlasts",
-    ),
-    (
-        "dev-firecrawl.jsonl#8",
-        "\"Insufficient time to process PDF ... increase the timeout parameter\": a limit the \
-         caller sets, told in the words of a timeout",
     ),
     (
         "dev-hikaricp.jsonl#6",
@@ -254,29 +244,14 @@ const KNOWN_WRONG_RETRIES: &[(&str, &str)] = &[
          driver also uses for a dropped connection",
     ),
     (
-        "dev-leantime.jsonl#5",
-        "\"Incorrect code given. Please try again\": a wrong one-time code, and \"try again\" \
-         with nothing else to go on",
-    ),
-    (
         "dev-magento.jsonl#6",
         "a `\"code\":500` frame around a Spanish sentence (\"no está disponible\": out of \
          stock), in words that also say a service is down",
     ),
     (
-        "dev-mongodb.jsonl#15",
-        "\"Cannot use $out or $merge stage with ITERATION timeoutMode\": an option's name, \
-         `timeoutMode`, read as the word \"timeout\" once identifiers are split",
-    ),
-    (
         "dev-navitia.jsonl#5",
         "\"public transport is not reachable from origin nor destination\": a route that does not \
          exist, in a network outage's words",
-    ),
-    (
-        "dev-passbolt.jsonl#3",
-        "\"logged out due to too many failed attempts\": a lockout, where the same words \
-         elsewhere ask only to wait",
     ),
     (
         "dev-pgbackrest.jsonl#8",
