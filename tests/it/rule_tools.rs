@@ -554,8 +554,8 @@ fn sighup_reloads() {
 }
 
 /// An unmatched log as `--log-unmatched` writes it, from a session with a server nobody wrote
-/// rules for: the same few failures again and again with other names and numbers, and one a
-/// rule decides.
+/// rules for: the same few failures again and again with other names and numbers, one that
+/// neither a rule nor the model can read, and one a rule decides.
 fn unmatched_log() -> String {
     let mut lines = Vec::new();
     let mut push = |tool: &str, text: String| {
@@ -584,7 +584,7 @@ fn unmatched_log() -> String {
     }
     push(
         "lookup",
-        "Widget spline #77 failed its reticulation check".to_owned(),
+        "Spline #77: reticulation returned 0x2a".to_owned(),
     );
     push(
         "read_file",
