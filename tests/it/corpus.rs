@@ -363,8 +363,8 @@ fn the_default_table_on_the_holdout() {
     HOLDOUT_BARS.check(&all);
 }
 
-/// What the holdout must keep: the figures measured when it was gathered (holdout 17,
-/// 2026-12-03: 83.1%, 92.3%, 6, 4.1%), less a margin for label noise. They guard against
+/// What the holdout must keep: the figures measured when it was gathered (holdout 18,
+/// 2026-12-03: 84.2%, 93.5%, 7, 4.3%), less a margin for label noise. They guard against
 /// regressions; they are not the targets (docs/classification.md), and nobody tunes on the
 /// holdout to pass them.
 struct Bars {
@@ -375,9 +375,9 @@ struct Bars {
 }
 
 const HOLDOUT_BARS: Bars = Bars {
-    category: 81.0,
-    retryable: 90.5,
-    wrongly_retryable: 6,
+    category: 82.0,
+    retryable: 91.5,
+    wrongly_retryable: 7,
     unknown: 6.0,
 };
 
