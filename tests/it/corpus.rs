@@ -369,8 +369,8 @@ fn the_default_table_on_the_holdout() {
     HOLDOUT_BARS.check(&all);
 }
 
-/// What the holdout must keep: the figures measured when it was gathered (holdout 19,
-/// 2026-12-03: 84.1%, 91.7%, 6, 4.3%), less a margin for label noise. They guard against
+/// What the holdout must keep: the figures measured when it was gathered (holdout 20,
+/// 2026-12-03: 81.9%, 94.3%, 4, 4.5%), less a margin for label noise. They guard against
 /// regressions; they are not the targets (docs/classification.md), and nobody tunes on the
 /// holdout to pass them.
 struct Bars {
@@ -381,9 +381,9 @@ struct Bars {
 }
 
 const HOLDOUT_BARS: Bars = Bars {
-    category: 82.0,
-    retryable: 90.0,
-    wrongly_retryable: 6,
+    category: 80.0,
+    retryable: 92.5,
+    wrongly_retryable: 4,
     unknown: 6.0,
 };
 
