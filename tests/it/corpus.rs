@@ -240,11 +240,6 @@ const KNOWN_WRONG_RETRIES: &[(&str, &str)] = &[
          before the Spanish of the refusal",
     ),
     (
-        "dev-eas-cli.jsonl#7",
-        "\"a rollout is already in progress\": a conflict with a lasting state, in the words of \
-         the operations a retry outlasts",
-    ),
-    (
         "dev-hikaricp.jsonl#6",
         "\"Connection is closed\" said of a connection the caller closed: a state, in words every \
          driver also uses for a dropped connection",
