@@ -245,6 +245,11 @@ const KNOWN_WRONG_RETRIES: &[(&str, &str)] = &[
          driver also uses for a dropped connection",
     ),
     (
+        "dev-logseq.jsonl#7",
+        "\"Page already exists\" followed by advice for a case that did not happen (\"if a \
+         previous call timed out\"): the time limit's words are read before the existing name",
+    ),
+    (
         "dev-magento.jsonl#6",
         "a `\"code\":500` frame around a Spanish sentence (\"no está disponible\": out of \
          stock), in words that also say a service is down",
