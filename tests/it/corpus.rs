@@ -369,8 +369,8 @@ fn the_default_table_on_the_holdout() {
     HOLDOUT_BARS.check(&all);
 }
 
-/// What the holdout must keep: the figures measured when it was gathered (holdout 20,
-/// 2026-12-03: 81.9%, 94.3%, 4, 4.5%), less a margin for label noise. They guard against
+/// What the holdout must keep: the figures measured when it was gathered (holdout 23,
+/// 2026-12-03: 78.8%, 92.3%, 8, 5.7%), less a margin for label noise. They guard against
 /// regressions; they are not the targets (docs/classification.md), and nobody tunes on the
 /// holdout to pass them.
 struct Bars {
@@ -381,10 +381,10 @@ struct Bars {
 }
 
 const HOLDOUT_BARS: Bars = Bars {
-    category: 80.0,
-    retryable: 92.5,
-    wrongly_retryable: 4,
-    unknown: 6.0,
+    category: 77.0,
+    retryable: 91.0,
+    wrongly_retryable: 8,
+    unknown: 7.0,
 };
 
 impl Bars {
