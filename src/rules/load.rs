@@ -1,7 +1,7 @@
 //! Loading rule files: TOML in, compiled [`Rule`]s out, every problem collected as a
 //! [`Diagnostic`] with `file:line:col` and the rule id.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::ops::Range;
 
 use globset::{Glob, GlobSet, GlobSetBuilder};
@@ -21,6 +21,9 @@ use crate::template::{Template, BUILTINS};
 struct RuleFileDoc {
     /// The tier of the file's rules that name none.
     tier: Option<Tier>,
+    /// Regex pieces the file's rules share: `{name}` in a `match` stands for `name` here.
+    #[serde(default)]
+    patterns: BTreeMap<String, Spanned<String>>,
     #[serde(default)]
     rule: Vec<RawRule>,
 }
@@ -92,7 +95,6 @@ pub(super) fn compile_file(
     // The embedded files are valid by construction (a test loads them with every check), so
     // their regexes are not compiled here: that was most of the start-up time.
     let trusted = !user && EMBEDDED_DEFAULTS.iter().any(|(_, text)| *text == file.text);
-    let lines = Lines::new(&file.text);
     let doc: RuleFileDoc = match toml::from_str(&file.text) {
         Ok(doc) => doc,
         Err(e) => {
@@ -104,6 +106,14 @@ pub(super) fn compile_file(
             return Vec::new();
         }
     };
+    check_patterns(file, &doc.patterns, problems);
+    let scope = FileScope {
+        file,
+        lines: Lines::new(&file.text),
+        user,
+        trusted,
+        patterns: &doc.patterns,
+    };
     doc.rule
         .into_iter()
         .map(|raw| RawRule {
@@ -111,8 +121,104 @@ pub(super) fn compile_file(
             tier: raw.tier.or(doc.tier),
             ..raw
         })
-        .filter_map(|raw| compile_rule(file, &lines, user, trusted, raw, budget, problems))
+        .filter_map(|raw| compile_rule(&scope, raw, budget, problems))
         .collect()
+}
+
+/// What the rules of one file share while they are compiled.
+struct FileScope<'a> {
+    file: &'a SourceFile,
+    lines: Lines<'a>,
+    /// A user's file, not an embedded default.
+    user: bool,
+    /// An embedded default file, valid by construction: its regexes are compiled lazily.
+    trusted: bool,
+    patterns: &'a BTreeMap<String, Spanned<String>>,
+}
+
+/// The `{name}` references in a regex, as (byte range, name). A brace after a backslash is a
+/// literal one; a quantifier (`{2}`, `{0,3}`) starts with a digit, so it is never a name.
+fn pattern_references(regex: &str) -> Vec<(Range<usize>, &str)> {
+    let bytes = regex.as_bytes();
+    let mut found = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\\' => i += 2,
+            b'{' => {
+                let name_len = regex[i + 1..]
+                    .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                    .unwrap_or(regex.len() - i - 1);
+                let name = &regex[i + 1..i + 1 + name_len];
+                if is_pattern_name(name) && bytes.get(i + 1 + name_len) == Some(&b'}') {
+                    found.push((i..i + name_len + 2, name));
+                    i += name_len + 2;
+                } else {
+                    i += 1;
+                }
+            }
+            _ => i += 1,
+        }
+    }
+    found
+}
+
+/// A name a `match` can refer to: a quantifier's `{2}` is not one.
+fn is_pattern_name(name: &str) -> bool {
+    name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// `[patterns]`: names a `match` can write as `{name}`, each a regex piece of its own. A piece
+/// does not refer to another: one level keeps every `match` readable from its file alone.
+fn check_patterns(
+    file: &SourceFile,
+    patterns: &BTreeMap<String, Spanned<String>>,
+    problems: &mut Vec<Diagnostic>,
+) {
+    for (name, piece) in patterns {
+        let at = |message: String| file.diagnostic(Some(piece.span()), None, message);
+        if !is_pattern_name(name) {
+            problems.push(at(format!(
+                "pattern name '{name}' must be letters, digits and '_', not starting with a digit"
+            )));
+        }
+        if let Some((_, inner)) = pattern_references(piece.get_ref()).first() {
+            problems.push(at(format!(
+                "pattern '{name}' refers to '{{{inner}}}': a pattern cannot use another one"
+            )));
+        }
+    }
+}
+
+/// `match` with the file's `[patterns]` put in place of their `{name}`s.
+fn expand_match(
+    pattern: &Spanned<String>,
+    patterns: &BTreeMap<String, Spanned<String>>,
+    p: &mut Problems,
+) -> Option<Spanned<String>> {
+    let regex = pattern.get_ref();
+    let mut expanded = String::with_capacity(regex.len());
+    let mut copied = 0;
+    let mut unknown = false;
+    for (range, name) in pattern_references(regex) {
+        let Some(piece) = patterns.get(name) else {
+            p.at(
+                pattern.span(),
+                format!(
+                    "'match' uses '{{{name}}}', which this file's [patterns] does not define \
+                     (a literal brace is written '\\{{')"
+                ),
+            );
+            unknown = true;
+            continue;
+        };
+        expanded.push_str(&regex[copied..range.start]);
+        expanded.push_str(piece.get_ref());
+        copied = range.end;
+    }
+    expanded.push_str(&regex[copied..]);
+    (!unknown).then(|| Spanned::new(pattern.span(), expanded))
 }
 
 /// Where the problems of one rule go: each at its span, under the rule's id.
@@ -133,14 +239,19 @@ impl Problems<'_> {
 /// its validator below, run in the order of the problems they report.
 // Long: one call per key's validator, then the rule built from what they return.
 fn compile_rule(
-    file: &SourceFile,
-    lines: &Lines,
-    user: bool,
-    trusted: bool,
+    scope: &FileScope,
     raw: RawRule,
     budget: &mut Option<usize>,
     problems: &mut Vec<Diagnostic>,
 ) -> Option<Loaded> {
+    let FileScope {
+        file,
+        lines,
+        user,
+        trusted,
+        patterns,
+    } = scope;
+    let (user, trusted) = (*user, *trusted);
     let id = raw.id.get_ref().clone();
     let before = problems.len();
     let p = &mut Problems {
@@ -149,9 +260,10 @@ fn compile_rule(
         list: problems,
     };
     check_id(&raw.id, p);
-    let (regex, capture_names) = compile_match(raw.pattern.as_ref(), trusted, budget, p);
+    let pattern = (raw.pattern.as_ref()).and_then(|m| expand_match(m, patterns, p));
+    let (regex, capture_names) = compile_match(pattern.as_ref(), trusted, budget, p);
     if !trusted && raw.enabled && raw.tools.is_empty() {
-        check_success_scope(raw.source.as_ref(), raw.pattern.as_ref(), p);
+        check_success_scope(raw.source.as_ref(), pattern.as_ref(), p);
     }
     let tools = compile_tools(&raw.tools, p);
     check_source(raw.source.as_ref(), p);
@@ -584,6 +696,28 @@ mod tests {
         assert!(e[0].contains("rule 'a': placeholder '{y}'"));
         assert!(e[1].contains("rule 'a': 'code' MY_CODE is not a well-known code"));
         assert!(e[2].contains("rule 'c': invalid glob"));
+    }
+
+    #[test]
+    fn a_pattern_name_nobody_defined_is_located_and_nothing_loads() {
+        let e = errors(
+            "[patterns]\nframe = 'HTTP '\n[[rule]]\nid = \"p\"\nmatch = '{fram}404'\n\
+             category = \"validation\"\n",
+        );
+        assert_eq!(
+            e,
+            [
+                "r.toml:5:9: rule 'p': 'match' uses '{fram}', which this file's [patterns] \
+              does not define (a literal brace is written '\\{')"
+            ]
+        );
+        let e = errors("[patterns]\nouter = '{inner}x'\ninner = 'y'\n");
+        assert_eq!(
+            e,
+            ["r.toml:2:9: pattern 'outer' refers to '{inner}': a pattern cannot use another one"]
+        );
+        let e = errors("[patterns]\n'2xx' = 'y'\n");
+        assert!(e[0].contains("pattern name '2xx' must be letters"), "{e:?}");
     }
 
     #[test]

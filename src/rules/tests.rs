@@ -331,3 +331,29 @@ fn successes_are_read_only_for_the_tools_some_success_rule_names() {
         .unwrap()
         .inspects_successes_of("read_file"));
 }
+
+#[test]
+fn a_named_pattern_stands_in_for_its_name_in_every_match_of_its_file() {
+    let set = load(
+        r#"
+        [patterns]
+        frame = '(?:HTTP|status code)\W{0,3}'
+        [[rule]]
+        id = "gone"
+        match = '{frame}410\b'
+        category = "validation"
+        [[rule]]
+        id = "braces"
+        match = 'a\{frame}|b{2}'
+        category = "business"
+        "#,
+    )
+    .unwrap();
+    let first = |text| set.first_match(failure(text)).map(|m| m.rule.id.as_str());
+    assert_eq!(first("Request failed with status code 410"), Some("gone"));
+    assert_eq!(first("HTTP 410 Gone"), Some("gone"));
+    assert_eq!(first("410"), None);
+    // An escaped brace and a quantifier are regex, not names.
+    assert_eq!(first("a{frame}"), Some("braces"));
+    assert_eq!(first("bb"), Some("braces"));
+}
