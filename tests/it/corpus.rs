@@ -234,15 +234,44 @@ impl Scorecard {
 /// table's general words can tell. The test fails on any other, and on these once one is fixed.
 const KNOWN_WRONG_RETRIES: &[(&str, &str)] = &[
     (
+        "dev-apscheduler.jsonl#4",
+        "APScheduler's \"Scheduler is not running\" (a state the caller must change) in the words \
+         of CUPS's \"Scheduler is not running.\" (a daemon that is down)",
+    ),
+    (
+        "dev-correios.jsonl#8",
+        "Portuguese \"Serviço indisponível para o trecho informado\": a service not offered on \
+         that route, in the word for a service that is down",
+    ),
+    (
+        "dev-cratedb.jsonl#5",
+        "\"SchemaUnknownException[Schema 'pg_catalog' unknown]\": an unknown name read by the \
+         words of an unknown error",
+    ),
+    (
         "dev-culqi.jsonl#9",
         "a card payment refused (\"operacion_denegada\", \"Comercio mal configurado\") whose \
          message to the buyer says \"Intente más tarde\": the words of an overload are read \
          before the Spanish of the refusal",
     ),
     (
+        "dev-deluge.jsonl#1",
+        "\"Failed to connect ... with reason: Password does not match\": the reason is a wrong \
+         password, the frame a failed connection",
+    ),
+    (
         "dev-hikaricp.jsonl#6",
         "\"Connection is closed\" said of a connection the caller closed: a state, in words every \
          driver also uses for a dropped connection",
+    ),
+    (
+        "dev-hotelbeds.jsonl#6",
+        "an \"Internal Server Error\" frame around \"Request restricted for Ttoo\", a refusal of \
+         the account",
+    ),
+    (
+        "dev-hotelbeds.jsonl#7",
+        "a \"Server Error\" frame around \"This apikey is not associated with a valid client\"",
     ),
     (
         "dev-logseq.jsonl#7",
@@ -263,6 +292,16 @@ const KNOWN_WRONG_RETRIES: &[(&str, &str)] = &[
         "dev-pgbackrest.jsonl#8",
         "\"Permission denied\" on a lock file, then \"unable to acquire lock\": the lock's words \
          are read first",
+    ),
+    (
+        "dev-ray.jsonl#12",
+        "\"No available node types can fulfill resource request\": the cluster has no such node \
+         type, in the words of nodes that are down",
+    ),
+    (
+        "dev-skypilot.jsonl#6",
+        "\"ResourcesUnavailableError: Catalog does not contain any instances satisfying the \
+         request\": an input no catalog offers, in the words of resources that are busy",
     ),
     (
         "dev-thesieure.jsonl#7",
@@ -369,8 +408,8 @@ fn the_default_table_on_the_holdout() {
     HOLDOUT_BARS.check(&all);
 }
 
-/// What the holdout must keep: the figures measured when it was gathered (holdout 23,
-/// 2026-12-03: 78.8%, 92.3%, 8, 5.7%), less a margin for label noise. They guard against
+/// What the holdout must keep: the figures measured when it was gathered (holdout 24,
+/// 2026-12-03: 81.2%, 92.3%, 4, 7.3%), less a margin for label noise. They guard against
 /// regressions; they are not the targets (docs/classification.md), and nobody tunes on the
 /// holdout to pass them.
 struct Bars {
@@ -381,10 +420,10 @@ struct Bars {
 }
 
 const HOLDOUT_BARS: Bars = Bars {
-    category: 77.0,
+    category: 79.0,
     retryable: 91.0,
-    wrongly_retryable: 8,
-    unknown: 7.0,
+    wrongly_retryable: 4,
+    unknown: 8.5,
 };
 
 impl Bars {
