@@ -62,7 +62,7 @@ fn legacy_behaviour(tool: &str, args: &Value) -> Option<Answer> {
                 .into(),
         ),
         "get_weather" => Success(format!("Weather in {}: 14°C, light rain", arg("city").trim_matches('"'))),
-        "generate_report" => Failure("Renderer returned 0x2a".into()),
+        "generate_report" => Failure("Renderer: 0x2a".into()),
         _ => return None,
     })
 }

@@ -255,9 +255,9 @@ const KNOWN_WRONG_RETRIES: &[(&str, &str)] = &[
          before the Spanish of the refusal",
     ),
     (
-        "dev-deluge.jsonl#1",
-        "\"Failed to connect ... with reason: Password does not match\": the reason is a wrong \
-         password, the frame a failed connection",
+        "dev-dask-distributed.jsonl#10",
+        "\"Client is closed. Can't send update_graph message.\": the caller's own client, closed \
+         by the caller, in the words of a dropped connection",
     ),
     (
         "dev-hikaricp.jsonl#6",
@@ -287,11 +287,6 @@ const KNOWN_WRONG_RETRIES: &[(&str, &str)] = &[
         "dev-navitia.jsonl#5",
         "\"public transport is not reachable from origin nor destination\": a route that does not \
          exist, in a network outage's words",
-    ),
-    (
-        "dev-pgbackrest.jsonl#8",
-        "\"Permission denied\" on a lock file, then \"unable to acquire lock\": the lock's words \
-         are read first",
     ),
     (
         "dev-ray.jsonl#12",
