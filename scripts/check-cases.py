@@ -35,9 +35,15 @@ def corpus_texts_and_families():
             if line.strip():
                 case = json.loads(line)
                 texts.add(case.get("text"))
-                if case.get("family"):
-                    families.add(case["family"].lower())
+                families.add((case.get("family") or origin_name(case.get("origin", ""))).lower())
     return texts, families
+
+
+def origin_name(origin):
+    """The family of a case without one, as the corpus tests derive it: the origin up to its
+    version or detail (`httpx@0.28.1` -> `httpx`, `psql (PostgreSQL) 15.18` -> `psql`)."""
+    cut = [i for i, c in enumerate(origin) if i > 0 and c in "@("]
+    return origin[: cut[0] if cut else len(origin)].strip()
 
 
 def problems_of(case, family):
