@@ -403,8 +403,8 @@ fn the_default_table_on_the_holdout() {
     HOLDOUT_BARS.check(&all);
 }
 
-/// What the holdout must keep: the figures measured when it was gathered (holdout 24,
-/// 2026-12-03: 81.2%, 92.3%, 4, 7.3%), less a margin for label noise. They guard against
+/// What the holdout must keep: the figures measured when it was gathered (holdout 25,
+/// 2026-12-03: 86.1%, 91.9%, 5, 4.6%), less a margin for label noise. They guard against
 /// regressions; they are not the targets (docs/classification.md), and nobody tunes on the
 /// holdout to pass them.
 struct Bars {
@@ -415,10 +415,10 @@ struct Bars {
 }
 
 const HOLDOUT_BARS: Bars = Bars {
-    category: 79.0,
-    retryable: 91.0,
-    wrongly_retryable: 4,
-    unknown: 8.5,
+    category: 84.0,
+    retryable: 90.5,
+    wrongly_retryable: 5,
+    unknown: 6.0,
 };
 
 impl Bars {
