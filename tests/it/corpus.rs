@@ -289,6 +289,25 @@ const KNOWN_WRONG_RETRIES: &[(&str, &str)] = &[
          exist, in a network outage's words",
     ),
     (
+        "dev-nftables.jsonl#1",
+        "nftables' \"Device or resource busy\" on deleting a chain that rules still use: a \
+         state, in the C library's words for a device another process holds",
+    ),
+    (
+        "dev-nftables.jsonl#2",
+        "the same \"Device or resource busy\", for a set still in use",
+    ),
+    (
+        "dev-nftables.jsonl#6",
+        "\"Could not resolve hostname\" for 300.1.1.1, an address that is not one: the input is \
+         wrong, in the words of a name server that did not answer",
+    ),
+    (
+        "dev-payway.jsonl#8",
+        "\"Exceeds withdrawal frequency limit\": a business limit on withdrawals, in the words \
+         of a request rate",
+    ),
+    (
         "dev-ray.jsonl#12",
         "\"No available node types can fulfill resource request\": the cluster has no such node \
          type, in the words of nodes that are down",
