@@ -422,8 +422,8 @@ fn the_default_table_on_the_holdout() {
     HOLDOUT_BARS.check(&all);
 }
 
-/// What the holdout must keep: the figures measured when it was gathered (holdout 25,
-/// 2026-12-03: 86.1%, 91.9%, 5, 4.6%), less a margin for label noise. They guard against
+/// What the holdout must keep: the figures measured when it was gathered (holdout 26,
+/// 2026-12-03: 84.8%, 95.2%, 3, 4.6%), less a margin for label noise. They guard against
 /// regressions; they are not the targets (docs/classification.md), and nobody tunes on the
 /// holdout to pass them.
 struct Bars {
@@ -434,9 +434,9 @@ struct Bars {
 }
 
 const HOLDOUT_BARS: Bars = Bars {
-    category: 84.0,
-    retryable: 90.5,
-    wrongly_retryable: 5,
+    category: 82.5,
+    retryable: 93.5,
+    wrongly_retryable: 3,
     unknown: 6.0,
 };
 
