@@ -435,8 +435,8 @@ fn the_default_table_on_the_holdout() {
     HOLDOUT_BARS.check(&all);
 }
 
-/// What the holdout must keep: the figures measured when it was gathered (holdout 26,
-/// 2026-12-03: 84.8%, 95.2%, 3, 4.6%), less a margin for label noise. They guard against
+/// What the holdout must keep: the figures measured when it was gathered (holdout 27,
+/// 2026-12-03: 85.0%, 93.6%, 3, 3.6%), less a margin for label noise. They guard against
 /// regressions; they are not the targets (docs/classification.md), and nobody tunes on the
 /// holdout to pass them.
 struct Bars {
@@ -447,10 +447,10 @@ struct Bars {
 }
 
 const HOLDOUT_BARS: Bars = Bars {
-    category: 82.5,
-    retryable: 93.5,
+    category: 83.0,
+    retryable: 92.0,
     wrongly_retryable: 3,
-    unknown: 6.0,
+    unknown: 5.5,
 };
 
 impl Bars {
