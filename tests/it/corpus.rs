@@ -252,6 +252,11 @@ const KNOWN_WRONG_RETRIES: &[(&str, &str)] = &[
          of CUPS's \"Scheduler is not running.\" (a daemon that is down)",
     ),
     (
+        "dev-boxnow.jsonl#3",
+        "\"Parcel not ready for cancel\": a parcel's state, in the words of a service that is \
+         not ready yet",
+    ),
+    (
         "dev-correios.jsonl#8",
         "Portuguese \"Serviço indisponível para o trecho informado\": a service not offered on \
          that route, in the word for a service that is down",
@@ -297,6 +302,11 @@ const KNOWN_WRONG_RETRIES: &[(&str, &str)] = &[
          stock), in words that also say a service is down",
     ),
     (
+        "dev-mitmproxy.jsonl#7",
+        "a \"502 Bad Gateway\" page around \"Request destination unknown\": a host that does \
+         not exist, in a gateway frame",
+    ),
+    (
         "dev-navitia.jsonl#5",
         "\"public transport is not reachable from origin nor destination\": a route that does not \
          exist, in a network outage's words",
@@ -334,6 +344,11 @@ const KNOWN_WRONG_RETRIES: &[(&str, &str)] = &[
         "dev-thesieure.jsonl#7",
         "\"Lỗi hệ thống\" (system error) whose cause, a duplicate request id, is in an \
          identifier",
+    ),
+    (
+        "dev-zep.jsonl#5",
+        "\"session ended: session has ended\": a closed conversation, in the words of a closed \
+         connection",
     ),
 ];
 
