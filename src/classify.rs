@@ -104,14 +104,14 @@ pub fn decided_by_a_rule(rule_id: Option<&str>) -> bool {
 
 /// Below this confidence the model's guess is not used: the failure stays `unknown`. Chosen on
 /// the leave-one-family-out figures for the texts no rule decides (`cargo run --release
-/// --example train-model -- --lofo`): from 0.6 it decides 85% of them and is right 78% of the
-/// time (15,099 texts, 2026-12-03). The guesses between 0.6 and 0.7 are right about three times
-/// in five, which tells the agent more than `unknown`; a lower threshold gains as little per
-/// guess and comes close to where texts nobody can read score (about 0.4).
+/// --example train-model -- --lofo`): from 0.6 it decides 84% of them and is right 78% of the
+/// time (16,094 texts, 2026-12-03). The guesses between 0.6 and 0.7 are right about three times
+/// in five, which tells the agent more than `unknown`; those between 0.5 and 0.6 are right one
+/// time in two, where texts nobody can read score (0.4 to 0.5).
 pub const MODEL_MIN_CONFIDENCE: f32 = 0.6;
 
 /// A guess of `transient` is retryable only from this confidence. Leave-one-family-out shows
-/// no threshold where that is safe (at 0.98, 29 of the 107 texts no rule decides that it would
+/// no threshold where that is safe (at 0.98, 35 of the 115 texts no rule decides that it would
 /// retry are failures that must not be retried), so the model never makes a failure
 /// retryable: a retry the guess invites but cannot earn costs more than an honest "not
 /// retryable". Lower it only when the figures say so.
