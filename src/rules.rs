@@ -137,6 +137,7 @@ pub const EMBEDDED_DEFAULTS: &[(&str, &str)] = &[
     rule_file!("validation"),
     rule_file!("os"),
     rule_file!("network"),
+    rule_file!("mail"),
     rule_file!("http"),
     rule_file!("generic"),
 ];

@@ -331,6 +331,16 @@ const KNOWN_WRONG_RETRIES: &[(&str, &str)] = &[
          of a request rate",
     ),
     (
+        "dev-pufferpanel.jsonl#6",
+        "PufferPanel's \"server offline\": the game server the panel manages is stopped (a state \
+         the caller changes by starting it), in the words of a host that is down",
+    ),
+    (
+        "dev-pydantic-ai.jsonl#4",
+        "Pydantic AI's \"exceeded max retries count of 1. Consider raising the retry limit\": \
+         a configured limit, in the words of a connection that gave up",
+    ),
+    (
         "dev-ray.jsonl#12",
         "\"No available node types can fulfill resource request\": the cluster has no such node \
          type, in the words of nodes that are down",
@@ -341,9 +351,24 @@ const KNOWN_WRONG_RETRIES: &[(&str, &str)] = &[
          request\": an input no catalog offers, in the words of resources that are busy",
     ),
     (
+        "dev-skyvern.jsonl#5",
+        "\"Cloud browsers cannot reach localhost URLs\" under the code INVALID_INPUT: the \
+         words of an unreachable host are read before the code that says the input is wrong",
+    ),
+    (
+        "dev-steel-browser.jsonl#10",
+        "\"WebSocket endpoint not available. Ensure the browser is launched first.\": a session \
+         that was not started, in the words of an endpoint that is down",
+    ),
+    (
         "dev-thesieure.jsonl#7",
         "\"Lỗi hệ thống\" (system error) whose cause, a duplicate request id, is in an \
          identifier",
+    ),
+    (
+        "dev-vitess.jsonl#4",
+        "\"rpc error: code = Aborted desc = Row count exceeded\": gRPC's ABORTED, retryable \
+         by gRPC's own advice, carrying a limit the query must respect",
     ),
     (
         "dev-zep.jsonl#5",
