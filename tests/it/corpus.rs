@@ -475,8 +475,8 @@ fn the_default_table_on_the_holdout() {
     HOLDOUT_BARS.check(&all);
 }
 
-/// What the holdout must keep: the figures measured when it was gathered (holdout 28,
-/// 2026-12-03: 86.4%, 91.9%, 2, 4.6%), less a margin for label noise. They guard against
+/// What the holdout must keep: the figures measured when it was gathered (holdout 30,
+/// 2026-12-04: 80.6%, 93.1%, 4, 7.9%), less a margin for label noise. They guard against
 /// regressions; they are not the targets (docs/classification.md), and nobody tunes on the
 /// holdout to pass them.
 struct Bars {
@@ -487,10 +487,10 @@ struct Bars {
 }
 
 const HOLDOUT_BARS: Bars = Bars {
-    category: 84.5,
-    retryable: 90.5,
-    wrongly_retryable: 2,
-    unknown: 6.0,
+    category: 79.0,
+    retryable: 92.0,
+    wrongly_retryable: 4,
+    unknown: 9.0,
 };
 
 impl Bars {
