@@ -257,6 +257,11 @@ const KNOWN_WRONG_RETRIES: &[(&str, &str)] = &[
          not ready yet",
     ),
     (
+        "dev-conan.jsonl#8",
+        "\"Too many failed login attempts, bye!\": labelled a refused login, where most texts \
+         of its kind in the corpus are rate limits that a wait clears",
+    ),
+    (
         "dev-correios.jsonl#8",
         "Portuguese \"Serviço indisponível para o trecho informado\": a service not offered on \
          that route, in the word for a service that is down",
@@ -276,6 +281,11 @@ const KNOWN_WRONG_RETRIES: &[(&str, &str)] = &[
         "dev-dask-distributed.jsonl#10",
         "\"Client is closed. Can't send update_graph message.\": the caller's own client, closed \
          by the caller, in the words of a dropped connection",
+    ),
+    (
+        "dev-fireblocks.jsonl#10",
+        "\"doesn't support the usage of the same idempotency key after an internal error\": a \
+         key the caller must change, in the words of a server error",
     ),
     (
         "dev-hikaricp.jsonl#6",
