@@ -371,14 +371,14 @@ const KNOWN_WRONG_RETRIES: &[(&str, &str)] = &[
          that was not started, in the words of an endpoint that is down",
     ),
     (
+        "dev-text-embeddings-inference.jsonl#7",
+        "\"Backend error: `normalize` is not available for SPLADE models\": an option the model \
+         does not have, after the words of a failing backend",
+    ),
+    (
         "dev-thesieure.jsonl#7",
         "\"Lỗi hệ thống\" (system error) whose cause, a duplicate request id, is in an \
          identifier",
-    ),
-    (
-        "dev-vitess.jsonl#4",
-        "\"rpc error: code = Aborted desc = Row count exceeded\": gRPC's ABORTED, retryable \
-         by gRPC's own advice, carrying a limit the query must respect",
     ),
     (
         "dev-zep.jsonl#5",
