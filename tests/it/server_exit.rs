@@ -383,6 +383,10 @@ fn a_server_that_closes_its_stdin_and_runs_on_is_closed_and_its_requests_answere
     let mut p = scenario_server("closes-its-stdin", Duration::ZERO);
     p.send(INITIALIZE);
     assert_eq!(p.recv()["id"], 0);
+    // Its first notification is written after the close: calls sent before it could land in
+    // the pipe while the server still held it open, and vanish with it unseen (see
+    // docs/recovery.md, "A server that stops reading").
+    assert_eq!(p.recv()["method"], "notifications/message");
     p.send(&call(1, "echo", json!({"x": 1})));
     p.send(r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#);
     let start = std::time::Instant::now();
