@@ -595,7 +595,8 @@ fn scenario(name: &str) {
             write_out("noise\n".repeat(100).as_bytes());
         },
         "stderr-lines" => stderr_lines(),
-        "closes-its-stdin" => closes_its_stdin(),
+        "closes-its-stdin" => closes_its_stdin(Duration::ZERO),
+        "closes-its-stdin-unread" => closes_its_stdin(Duration::from_secs(1)),
         other => panic!("no scenario {other:?}"),
     }
 }
@@ -675,9 +676,9 @@ fn stderr_lines() {
     read_to_end();
 }
 
-/// Answers `initialize`, closes its stdin, and writes a notification every 0.2 s (until the
-/// pipe closes).
-fn closes_its_stdin() {
+/// Answers `initialize`, waits `unread` without reading (what comes meanwhile stays in the
+/// pipe), closes its stdin, and writes a notification every 0.2 s (until the pipe closes).
+fn closes_its_stdin(unread: Duration) {
     let Some(request) = read_request() else {
         return;
     };
@@ -689,6 +690,7 @@ fn closes_its_stdin() {
         dumps_spaced(&result)
     );
     write_out(answer.as_bytes());
+    std::thread::sleep(unread);
     // SAFETY: closing our own stdin, which nothing else in this process reads now.
     unsafe {
         libc::close(0);

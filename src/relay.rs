@@ -57,6 +57,10 @@ const REPLAY_WAIT: Duration = Duration::from_secs(10);
 /// How often the processes the upstream left behind are looked for while they are ended.
 const LEFTOVER_POLL: Duration = Duration::from_millis(20);
 
+/// How often a running upstream with requests waiting on it is looked at for a closed stdin
+/// (see [`pumps::UpstreamEnd::reader_gone`]).
+const DEAFNESS_POLL: Duration = Duration::from_millis(250);
+
 /// Why a run could not start.
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
@@ -523,6 +527,8 @@ async fn supervise(
     // Processes adopted after their parent exited are reaped as they exit, not at the end
     // only: a server that leaves a helper per call would otherwise pile up zombies.
     let mut exits = signal(SignalKind::child()).ok();
+    let (mut deafness, mut seen_closed) = (tokio::time::interval(DEAFNESS_POLL), false);
+    deafness.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         tokio::select! {
             status = child.wait() => {
@@ -559,6 +565,15 @@ async fn supervise(
                     ladder = ladder.at_least(Ladder::closing(io, settings));
                     deafened = true;
                 }
+            }
+            // A server that exits closes its stdin too, and that is for `child.wait()` to
+            // tell: a close counts once seen twice, a poll apart, with the server running.
+            _ = deafness.tick(), if matches!(ladder, Ladder::Running) => {
+                let closed = io.inspector.waiting() > 0 && io.upstream.reader_gone(generation);
+                if closed && seen_closed && matches!(child.try_wait(), Ok(None)) {
+                    io.upstream.deafen(generation);
+                }
+                seen_closed = closed;
             }
             end = reader.ended(), if !reader.done => {
                 if matches!(end, PumpEnd::ClientGone) {

@@ -5,12 +5,21 @@
 //! in one pump must not take the other pump, the timers and the client's answers down with it,
 //! and the panic itself is already reported where it happened.
 
-use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
+use std::sync::{Condvar, Mutex, MutexGuard, PoisonError, TryLockError};
 use std::time::Duration;
 
 /// Locks `mutex`, taking it over if a panic poisoned it.
 pub fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Locks `mutex` if nobody holds it, under the same policy as [`lock`].
+pub fn try_lock<T>(mutex: &Mutex<T>) -> Option<MutexGuard<'_, T>> {
+    match mutex.try_lock() {
+        Ok(guard) => Some(guard),
+        Err(TryLockError::Poisoned(poisoned)) => Some(poisoned.into_inner()),
+        Err(TryLockError::WouldBlock) => None,
+    }
 }
 
 /// Waits on `condvar` with `guard`, under the same policy as [`lock`].

@@ -38,6 +38,12 @@ impl UpstreamPipe {
             exited,
         }
     }
+
+    /// Whether the upstream closed its stdin: what was written and not yet read is gone with
+    /// it, though no write failed.
+    pub(super) fn reader_gone(&self) -> bool {
+        reader_gone(self.file.as_raw_fd())
+    }
 }
 
 impl Write for UpstreamPipe {

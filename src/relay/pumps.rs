@@ -431,6 +431,31 @@ impl UpstreamEnd {
         self.exited.fetch_max(generation, Ordering::SeqCst);
     }
 
+    /// Whether the `generation`-th upstream closed its stdin, seen without waiting. A request
+    /// written just before the close vanished with the pipe: no write fails until the next
+    /// request, which may never come. False while someone holds the lock: a write under way
+    /// sees a close itself.
+    pub fn reader_gone(&self, generation: u64) -> bool {
+        crate::sync::try_lock(&self.inlet).is_some_and(|inlet| {
+            inlet.generation == generation
+                && (inlet.pipe.as_ref()).is_some_and(|pipe| pipe.get_ref().reader_gone())
+        })
+    }
+
+    /// Treats the `generation`-th upstream, whose stdin [`UpstreamEnd::reader_gone`] saw
+    /// closed, as one a write failed on (without waiting: if someone holds the lock, it is
+    /// their write that fails).
+    pub fn deafen(&self, generation: u64) {
+        if let Some(mut inlet) = crate::sync::try_lock(&self.inlet) {
+            if inlet.generation == generation && inlet.pipe.is_some() {
+                inlet.lost(std::io::Error::new(
+                    std::io::ErrorKind::BrokenPipe,
+                    "it closed its stdin",
+                ));
+            }
+        }
+    }
+
     /// The client closed stdin: what is written goes out, then the upstream's stdin closes,
     /// its cue to exit.
     fn close(&self) {

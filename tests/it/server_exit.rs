@@ -383,12 +383,28 @@ fn a_server_that_closes_its_stdin_and_runs_on_is_closed_and_its_requests_answere
     let mut p = scenario_server("closes-its-stdin", Duration::ZERO);
     p.send(INITIALIZE);
     assert_eq!(p.recv()["id"], 0);
-    // Its first notification is written after the close: calls sent before it could land in
-    // the pipe while the server still held it open, and vanish with it unseen (see
-    // docs/recovery.md, "A server that stops reading").
+    // Its first notification is written after the close.
     assert_eq!(p.recv()["method"], "notifications/message");
     p.send(&call(1, "echo", json!({"x": 1})));
     p.send(r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#);
+    assert_both_answered_as_deaf(p);
+}
+
+#[test]
+fn requests_a_server_left_unread_in_its_stdin_are_answered_when_it_closes_it() {
+    // The calls reach the pipe while the server still holds it, unread; then it closes it and
+    // runs on. They vanish with the pipe and no write fails: the proxy must see the close.
+    let mut p = scenario_server("closes-its-stdin-unread", Duration::ZERO);
+    p.send(INITIALIZE);
+    assert_eq!(p.recv()["id"], 0);
+    p.send(&call(1, "echo", json!({"x": 1})));
+    p.send(r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#);
+    assert_both_answered_as_deaf(p);
+}
+
+/// Reads until call 1 and ping 2 are answered (the proxy answers both: the server stopped
+/// reading its stdin), and checks the answers.
+fn assert_both_answered_as_deaf(mut p: Running) {
     let start = std::time::Instant::now();
     let mut answers = Vec::new();
     while answers.len() < 2 {
