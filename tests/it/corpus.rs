@@ -288,6 +288,12 @@ const KNOWN_WRONG_RETRIES: &[(&str, &str)] = &[
          key the caller must change, in the words of a server error",
     ),
     (
+        "dev-freshbooks.jsonl#10",
+        "\"Unexpected error: No time to log, timer has no duration\" with \"recoverable\": \
+         true and \"Please try again\": the server itself calls a state it cannot change \
+         recoverable",
+    ),
+    (
         "dev-hikaricp.jsonl#6",
         "\"Connection is closed\" said of a connection the caller closed: a state, in words every \
          driver also uses for a dropped connection",
@@ -300,6 +306,11 @@ const KNOWN_WRONG_RETRIES: &[(&str, &str)] = &[
     (
         "dev-hotelbeds.jsonl#7",
         "a \"Server Error\" frame around \"This apikey is not associated with a valid client\"",
+    ),
+    (
+        "dev-htcondor.jsonl#2",
+        "\"Failed to connect to local queue manager\" then \"Received \\\"DENIED\\\" from \
+         server\": a refusal in a code, after the words of a failed connection",
     ),
     (
         "dev-logseq.jsonl#7",
@@ -339,6 +350,11 @@ const KNOWN_WRONG_RETRIES: &[(&str, &str)] = &[
         "dev-payway.jsonl#8",
         "\"Exceeds withdrawal frequency limit\": a business limit on withdrawals, in the words \
          of a request rate",
+    ),
+    (
+        "dev-pgx.jsonl#3",
+        "\"failed to connect to postgres\": labelled a refused login from the thread it came \
+         from; the text holds only the failed connection",
     ),
     (
         "dev-pufferpanel.jsonl#6",
