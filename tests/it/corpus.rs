@@ -501,8 +501,8 @@ fn the_default_table_on_the_holdout() {
     HOLDOUT_BARS.check(&all);
 }
 
-/// What the holdout must keep: the figures measured when it was gathered (holdout 32,
-/// 2026-12-04: 82.8%, 91.9%, 7, 5.8%), less a margin for label noise. They guard against
+/// What the holdout must keep: the figures measured when it was gathered (holdout 33,
+/// 2026-12-04: 84.0%, 93.2%, 6, 4.7%), less a margin for label noise. They guard against
 /// regressions; they are not the targets (docs/classification.md), and nobody tunes on the
 /// holdout to pass them.
 struct Bars {
@@ -513,10 +513,10 @@ struct Bars {
 }
 
 const HOLDOUT_BARS: Bars = Bars {
-    category: 82.0,
-    retryable: 91.0,
-    wrongly_retryable: 7,
-    unknown: 6.5,
+    category: 83.0,
+    retryable: 92.0,
+    wrongly_retryable: 6,
+    unknown: 5.5,
 };
 
 impl Bars {
