@@ -8,18 +8,20 @@
 #   scripts/bench.sh --quick    # every workload smaller, for a smoke run
 #   scripts/bench.sh --soak     # then the 1,000,000-message soak (tests/it/faults.rs, ignored by default)
 #   scripts/bench.sh --no-rtk   # skip the side-by-side proxy
+#   scripts/bench.sh --only=classify   # one workload: inflight, latency, timeouts, mb1, mb50,
+#                                      # fail, startup, memory or classify
 #
 # Always exits 0 after a complete run: it reports, it does not gate.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-quick=() soak=false rtk=true
+bench_args=() soak=false rtk=true
 for arg in "$@"; do
     case "$arg" in
-        --quick) quick=(--quick) ;;
+        --quick | --only=*) bench_args+=("$arg") ;;
         --soak) soak=true ;;
         --no-rtk) rtk=false ;;
-        *) echo "usage: scripts/bench.sh [--quick] [--soak] [--no-rtk]" >&2; exit 64 ;;
+        *) echo "usage: scripts/bench.sh [--quick] [--soak] [--no-rtk] [--only=WORKLOAD]" >&2; exit 64 ;;
     esac
 done
 
@@ -38,7 +40,7 @@ if $rtk; then
 fi
 
 cargo build --release --locked --bins --examples
-cargo bench --locked --bench proxy -- "${quick[@]}"
+cargo bench --locked --bench proxy -- "${bench_args[@]}"
 
 if $soak; then
     echo
