@@ -493,7 +493,10 @@ pub struct Training {
 /// The settings the shipped model was trained with.
 pub const TRAINING: Training = Training {
     epochs: 30,
-    learning_rate: 0.3,
+    // Smaller steps learn less of each family's own wording: trained without the families of
+    // holdouts 29 to 33 and tested on them, 0.05 ranked the texts no rule decides 4.5 points
+    // better than 0.3 at the same coverage (2026-12-04; 2.3 points on holdouts 19 to 23).
+    learning_rate: 0.05,
     l2: 1e-4,
     prune_below: 0.01,
     min_families: 2,

@@ -294,9 +294,19 @@ const KNOWN_WRONG_RETRIES: &[(&str, &str)] = &[
          recoverable",
     ),
     (
+        "dev-hashnode.jsonl#8",
+        "\"API connection failed\" around httpx's \"Client error '403 Forbidden'\": the words \
+         of a failed connection before a status that says the connection worked",
+    ),
+    (
         "dev-hikaricp.jsonl#6",
         "\"Connection is closed\" said of a connection the caller closed: a state, in words every \
          driver also uses for a dropped connection",
+    ),
+    (
+        "dev-hostaway.jsonl#3",
+        "an endpoint \"not available\" because it \"may not be enabled for your account\": the \
+         words of an outage for a feature the account lacks",
     ),
     (
         "dev-hotelbeds.jsonl#6",
@@ -328,6 +338,16 @@ const KNOWN_WRONG_RETRIES: &[(&str, &str)] = &[
          not exist, in a gateway frame",
     ),
     (
+        "dev-moviepy.jsonl#1",
+        "\"[Errno 32] Broken pipe\" before FFmpeg's own \"Permission denied\": the pipe broke \
+         because FFmpeg stopped on the cause it names after",
+    ),
+    (
+        "dev-moviepy.jsonl#2",
+        "\"[Errno 32] Broken pipe\" before FFmpeg's own \"Invalid argument\": the pipe broke \
+         because FFmpeg stopped on the cause it names after",
+    ),
+    (
         "dev-navitia.jsonl#5",
         "\"public transport is not reachable from origin nor destination\": a route that does not \
          exist, in a network outage's words",
@@ -355,6 +375,11 @@ const KNOWN_WRONG_RETRIES: &[(&str, &str)] = &[
         "dev-pgx.jsonl#3",
         "\"failed to connect to postgres\": labelled a refused login from the thread it came \
          from; the text holds only the failed connection",
+    ),
+    (
+        "dev-prismic.jsonl#5",
+        "\"Add at least one library ... and try again\": an invitation to retry after fixing \
+         the configuration",
     ),
     (
         "dev-pufferpanel.jsonl#6",
@@ -395,6 +420,11 @@ const KNOWN_WRONG_RETRIES: &[(&str, &str)] = &[
         "dev-thesieure.jsonl#7",
         "\"Lỗi hệ thống\" (system error) whose cause, a duplicate request id, is in an \
          identifier",
+    ),
+    (
+        "dev-wrangler.jsonl#4",
+        "\"Script startup exceeded CPU time limit\": a limit the script's own code hits every \
+         time, in the words of a time limit",
     ),
     (
         "dev-zep.jsonl#5",
