@@ -283,6 +283,21 @@ const KNOWN_WRONG_RETRIES: &[(&str, &str)] = &[
          by the caller, in the words of a dropped connection",
     ),
     (
+        "dev-devcycle.jsonl#2",
+        "an envelope that names every failure \"UNKNOWN_ERROR\" around a message that asks the \
+         caller to select a project first",
+    ),
+    (
+        "dev-devcycle.jsonl#4",
+        "an envelope that names every failure \"UNKNOWN_ERROR\" around \"Feature key and name \
+         are required\"",
+    ),
+    (
+        "dev-devcycle.jsonl#8",
+        "an envelope that names every failure \"UNKNOWN_ERROR\" around \"No organization ID \
+         found in JWT claims\"",
+    ),
+    (
         "dev-fireblocks.jsonl#10",
         "\"doesn't support the usage of the same idempotency key after an internal error\": a \
          key the caller must change, in the words of a server error",
@@ -292,6 +307,11 @@ const KNOWN_WRONG_RETRIES: &[(&str, &str)] = &[
         "\"Unexpected error: No time to log, timer has no duration\" with \"recoverable\": \
          true and \"Please try again\": the server itself calls a state it cannot change \
          recoverable",
+    ),
+    (
+        "dev-go-cqhttp.jsonl#8",
+        "\"your account is restricted from login, configure a SignServer and retry\" (in \
+         Chinese): a retry invited after an instruction",
     ),
     (
         "dev-hashnode.jsonl#8",
@@ -323,9 +343,19 @@ const KNOWN_WRONG_RETRIES: &[(&str, &str)] = &[
          server\": a refusal in a code, after the words of a failed connection",
     ),
     (
+        "dev-koyeb.jsonl#5",
+        "two options that \"can only be used when min-scale is 0\", in a template that ends \
+         with advice to try again",
+    ),
+    (
         "dev-logseq.jsonl#7",
         "\"Page already exists\" followed by advice for a case that did not happen (\"if a \
          previous call timed out\"): the time limit's words are read before the existing name",
+    ),
+    (
+        "dev-m3db.jsonl#4",
+        "\"unable to connect to clusters: only one ... namespace can be specified\": the words \
+         of a failed connection before an input error",
     ),
     (
         "dev-magento.jsonl#6",
