@@ -56,5 +56,15 @@ mod tests {
         assert!(panicked.is_err());
         assert!(mutex.is_poisoned());
         assert_eq!(*lock(&mutex), 2);
+        assert_eq!(try_lock(&mutex).map(|value| *value), Some(2));
+    }
+
+    #[test]
+    fn try_lock_gives_nothing_while_the_lock_is_held() {
+        let mutex = Mutex::new(1);
+        let held = lock(&mutex);
+        assert!(try_lock(&mutex).is_none());
+        drop(held);
+        assert_eq!(try_lock(&mutex).map(|value| *value), Some(1));
     }
 }

@@ -437,8 +437,8 @@ impl UpstreamEnd {
     /// sees a close itself.
     pub fn reader_gone(&self, generation: u64) -> bool {
         crate::sync::try_lock(&self.inlet).is_some_and(|inlet| {
-            inlet.generation == generation
-                && (inlet.pipe.as_ref()).is_some_and(|pipe| pipe.get_ref().reader_gone())
+            let pipe = inlet.pipe.as_ref();
+            inlet.generation == generation && pipe.is_some_and(|p| p.get_ref().reader_gone())
         })
     }
 
