@@ -11,6 +11,8 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
 
 use mcp_errnorm::classify::{classify, MODEL_MIN_CONFIDENCE};
 use mcp_errnorm::model::{self, corpus, Guess, TRAINING};
@@ -66,19 +68,38 @@ fn leave_one_family_out(cases: &[corpus::Case]) -> Vec<Guess> {
     for (i, c) in cases.iter().enumerate() {
         families.entry(c.family()).or_default().push(i);
     }
-    let mut guesses: Vec<Option<Guess>> = vec![None; cases.len()];
-    for members in families.values() {
-        let rest: Vec<corpus::Case> = cases
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| !members.contains(i))
-            .map(|(_, c)| c.clone())
-            .collect();
-        let model = model::train(&model::samples(&rest), TRAINING);
-        for &i in members {
-            guesses[i] = Some(model.guess(&cases[i].text));
+    // One model per family, on every core: each is trained alone and deterministically, so the
+    // guesses do not depend on which thread made them.
+    let families_in_order: Vec<&Vec<usize>> = families.values().collect();
+    let next = AtomicUsize::new(0);
+    let guesses = Mutex::new(vec![None; cases.len()]);
+    let threads = std::thread::available_parallelism().map_or(1, usize::from);
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            scope.spawn(|| {
+                while let Some(members) =
+                    families_in_order.get(next.fetch_add(1, Ordering::Relaxed))
+                {
+                    let rest: Vec<corpus::Case> = cases
+                        .iter()
+                        .enumerate()
+                        .filter(|(i, _)| !members.contains(i))
+                        .map(|(_, c)| c.clone())
+                        .collect();
+                    let model = model::train(&model::samples(&rest), TRAINING);
+                    let family: Vec<(usize, Guess)> = members
+                        .iter()
+                        .map(|&i| (i, model.guess(&cases[i].text)))
+                        .collect();
+                    let mut guesses = guesses.lock().expect("no thread panics holding it");
+                    for (i, guess) in family {
+                        guesses[i] = Some(guess);
+                    }
+                }
+            });
         }
-    }
+    });
+    let guesses = guesses.into_inner().expect("no thread panicked");
     let guesses: Vec<Guess> = guesses.into_iter().map(Option::unwrap).collect();
     println!(
         "leave-one-family-out: {} cases, {} families (the model alone, as if no rule matched)",

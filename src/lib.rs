@@ -13,7 +13,8 @@
 //! - [`rules`]: TOML rule files -> one compiled, ordered [`rules::RuleSet`] (by priority, then
 //!   [`rules::Tier`]: a server's own text, then what a failure means, then status tokens).
 //! - [`model`]: the fallback classifier for what no rule matches, its deterministic training,
-//!   and the labelled corpus format it learns from.
+//!   its glossary of failure words in many languages, and the labelled corpus format it learns
+//!   from.
 //! - [`classify`]: a failure + the rule set (and the model) -> a [`classify::Verdict`]; a
 //!   business verdict's words for the user (`classify/business.rs`).
 //! - [`check`]: what `check` verifies beyond loading: rule examples, shadowed rules, user rules

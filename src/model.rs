@@ -2,7 +2,8 @@
 //! Pure: a text in, a [`Guess`] out.
 //!
 //! A multinomial logistic regression over the words of a failure (in any script; Chinese,
-//! Japanese and Korean as pairs of characters), its word pairs and word stems, trained on the
+//! Japanese and Korean as pairs of characters), its word pairs, word stems and the concepts of
+//! its [`glossary`] (failure words of many languages mapped to English ones), trained on the
 //! labelled development corpus (`tests/corpus/`) and the rules' own examples by
 //! `cargo run --release --example train-model`, and embedded as text
 //! (`src/model/weights.txt`): features and weights a reviewer can read and diff.
@@ -14,6 +15,7 @@
 //! on every machine (a test retrains and compares).
 
 pub mod corpus;
+pub mod glossary;
 
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
@@ -33,6 +35,11 @@ pub const CLASSES: [Category; 4] = [
 /// How far into a failure the model reads: the sentence that says what happened comes first,
 /// and a bounded read keeps a 10 MB traceback as cheap as a line.
 const READ_BYTES: usize = 2_048;
+
+/// How far into a failure the [`glossary`] looks for concepts: the words that say what happened
+/// come first, and its search costs a few nanoseconds a byte, as much as the rest of a guess on
+/// a long traceback.
+const GLOSSARY_READ_BYTES: usize = 1_024;
 
 /// The model's answer for one failure.
 #[derive(Debug, Clone, PartialEq)]
@@ -315,12 +322,8 @@ pub fn is_cjk(c: char) -> bool {
 /// The words of a text as the model reads them, up to [`READ_BYTES`]: letters and digits of
 /// any script, camel case split, and Chinese, Japanese and Korean as pairs of characters.
 fn tokens(text: &str) -> Vec<Token<'_>> {
-    let mut end = text.len().min(READ_BYTES);
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
     let mut out = Vec::new();
-    for word in text[..end].split(|c: char| !c.is_alphanumeric()) {
+    for word in first_bytes(text, READ_BYTES).split(|c: char| !c.is_alphanumeric()) {
         for (run, cjk) in script_runs(word) {
             if cjk {
                 out.extend(character_pairs(run).map(Token::Word));
@@ -330,6 +333,15 @@ fn tokens(text: &str) -> Vec<Token<'_>> {
         }
     }
     out
+}
+
+/// The first `limit` bytes of a text, cut at a character.
+fn first_bytes(text: &str, limit: usize) -> &str {
+    let mut end = text.len().min(limit);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
 }
 
 /// The parts of a word that are and are not Chinese, Japanese or Korean, in order, each with
@@ -379,9 +391,10 @@ fn camel_case_words(word: &str) -> impl Iterator<Item = &str> {
     })
 }
 
-/// The features of a text: words (`w:`), adjacent word pairs (`b:`) and, for words longer than
-/// six letters, their first six letters (`s:`, a crude stem that joins "authorized",
-/// "authorization" and "authorize"). Each at most once.
+/// The features of a text: words (`w:`), adjacent word pairs (`b:`), for words longer than
+/// six letters their first six letters (`s:`, a crude stem that joins "authorized",
+/// "authorization" and "authorize"), and the concepts of the [`glossary`] it says (`g:`).
+/// Each at most once.
 pub fn features(text: &str) -> Vec<String> {
     let string = |t: Token| {
         let mut bytes = Vec::new();
@@ -399,6 +412,11 @@ pub fn features(text: &str) -> Vec<String> {
             out.push(format!("b:{}_{}", string(*w), string(*next)));
         }
     }
+    out.extend(
+        glossary::concepts(first_bytes(text, GLOSSARY_READ_BYTES))
+            .into_iter()
+            .map(|c| format!("g:{c}")),
+    );
     out.sort_unstable();
     out.dedup();
     out
@@ -430,6 +448,11 @@ fn feature_hashes(text: &str) -> Vec<u64> {
             out.push(fnv1a_continue(head, &buf[next.clone()]));
         }
     }
+    out.extend(
+        glossary::concepts(first_bytes(text, GLOSSARY_READ_BYTES))
+            .into_iter()
+            .map(|c| fnv1a_continue(fnv1a(b"g:"), c.as_bytes())),
+    );
     out.sort_unstable();
     out.dedup();
     out
@@ -506,6 +529,8 @@ pub const TRAINING: Training = Training {
 /// embedded model records it; a test recomputes it from the corpus to catch a stale model.
 pub fn fingerprint(samples: &[Sample], training: Training) -> String {
     let mut bytes = format!("{training:?}").into_bytes();
+    // The glossary makes features: a changed glossary is a changed model.
+    bytes.extend_from_slice(glossary::SOURCE.as_bytes());
     for s in samples {
         bytes.extend_from_slice(s.text.as_bytes());
         bytes.push(0);
