@@ -511,6 +511,10 @@ pub struct Training {
     /// server uses ("6 sad squid snuggle softly", a model's name) says nothing about the next
     /// server, and learned from one family it made nonsense look confident.
     pub min_families: usize,
+    /// Also learn from a copy of each sample that keeps only its glossary concepts (`g:`), so
+    /// that the concepts carry weight of their own: in English texts the words share the credit
+    /// with them, and a text in a language the corpus barely has is read by its concepts alone.
+    pub concept_copies: bool,
 }
 
 /// The settings the shipped model was trained with.
@@ -523,6 +527,10 @@ pub const TRAINING: Training = Training {
     l2: 1e-4,
     prune_below: 0.01,
     min_families: 2,
+    // Trained without 254 families written mostly beyond ASCII (and every eighth other) and
+    // tested on them: those families 79.7% -> 80.6% right, `unknown` 9.4% -> 7.6%, the English
+    // ones 90.7% -> 90.8% (2026-12-04).
+    concept_copies: true,
 };
 
 /// A fingerprint of what a model is trained on: the samples in order and the settings. The
@@ -555,7 +563,7 @@ pub fn train(samples: &[Sample], training: Training) -> Model<'static> {
     // Features as dense ids, in order of first appearance.
     let mut names: Vec<String> = Vec::new();
     let mut index: HashMap<String, usize> = HashMap::new();
-    let encoded: Vec<(Vec<usize>, usize)> = samples
+    let mut encoded: Vec<(Vec<usize>, usize)> = samples
         .iter()
         .map(|s| {
             let ids = features(&s.text)
@@ -575,6 +583,20 @@ pub fn train(samples: &[Sample], training: Training) -> Model<'static> {
             (ids, class)
         })
         .collect();
+    if training.concept_copies {
+        let concepts_only: Vec<(Vec<usize>, usize)> = encoded
+            .iter()
+            .filter_map(|(ids, class)| {
+                let concepts: Vec<usize> = ids
+                    .iter()
+                    .copied()
+                    .filter(|&f| names[f].starts_with("g:"))
+                    .collect();
+                (!concepts.is_empty()).then_some((concepts, *class))
+            })
+            .collect();
+        encoded.extend(concepts_only);
+    }
 
     let mut weights = vec![[0.0f64; 4]; names.len()];
     let mut squared = vec![[1e-8f64; 4]; names.len()];
@@ -729,6 +751,36 @@ mod tests {
         let model = train(&samples, TRAINING).to_text();
         assert!(!model.contains("w:flux"), "{model}");
         assert!(model.contains("b:quota_exceeded"), "{model}");
+    }
+
+    #[test]
+    fn concept_copies_let_the_glossary_read_a_language_never_trained_on() {
+        let samples = vec![
+            sample("acme: access denied for user bob", Category::Permission),
+            sample(
+                "globex: access to the bucket was denied",
+                Category::Permission,
+            ),
+            sample("acme: connection timeout, server busy", Category::Transient),
+            sample(
+                "globex: connection timeout while reading",
+                Category::Transient,
+            ),
+            sample("initech: field name is required", Category::Validation),
+            sample("hooli: field age must be a number", Category::Validation),
+        ];
+        let german = "Zugriff verweigert";
+        let without = Training {
+            concept_copies: false,
+            ..TRAINING
+        };
+        let before = train(&samples, without).guess(german);
+        let after = train(&samples, TRAINING).guess(german);
+        assert_eq!(after.category, Category::Permission);
+        assert!(
+            after.confidence > before.confidence,
+            "{before:?} -> {after:?}"
+        );
     }
 
     #[test]
