@@ -252,11 +252,6 @@ const KNOWN_WRONG_RETRIES: &[(&str, &str)] = &[
          of CUPS's \"Scheduler is not running.\" (a daemon that is down)",
     ),
     (
-        "dev-boxnow.jsonl#3",
-        "\"Parcel not ready for cancel\": a parcel's state, in the words of a service that is \
-         not ready yet",
-    ),
-    (
         "dev-conan.jsonl#8",
         "\"Too many failed login attempts, bye!\": labelled a refused login, where most texts \
          of its kind in the corpus are rate limits that a wait clears",
@@ -343,11 +338,6 @@ const KNOWN_WRONG_RETRIES: &[(&str, &str)] = &[
          server\": a refusal in a code, after the words of a failed connection",
     ),
     (
-        "dev-koyeb.jsonl#5",
-        "two options that \"can only be used when min-scale is 0\", in a template that ends \
-         with advice to try again",
-    ),
-    (
         "dev-logseq.jsonl#7",
         "\"Page already exists\" followed by advice for a case that did not happen (\"if a \
          previous call timed out\"): the time limit's words are read before the existing name",
@@ -397,6 +387,11 @@ const KNOWN_WRONG_RETRIES: &[(&str, &str)] = &[
          wrong, in the words of a name server that did not answer",
     ),
     (
+        "dev-openfisca.jsonl#4",
+        "\"Internal server error: Unable to compute variable ... must be computed for a whole \
+         month\": an input the model cannot compute, inside the words of a failing server",
+    ),
+    (
         "dev-payway.jsonl#8",
         "\"Exceeds withdrawal frequency limit\": a business limit on withdrawals, in the words \
          of a request rate",
@@ -405,11 +400,6 @@ const KNOWN_WRONG_RETRIES: &[(&str, &str)] = &[
         "dev-pgx.jsonl#3",
         "\"failed to connect to postgres\": labelled a refused login from the thread it came \
          from; the text holds only the failed connection",
-    ),
-    (
-        "dev-prismic.jsonl#5",
-        "\"Add at least one library ... and try again\": an invitation to retry after fixing \
-         the configuration",
     ),
     (
         "dev-pufferpanel.jsonl#6",
