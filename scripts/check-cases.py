@@ -9,7 +9,8 @@ docs/labelling.md. The check is what a gatherer runs until it says "no problems"
 - every line is JSON with exactly the case keys, `source` "result" and `rpc_code` null;
 - `family` is the file's name, the category one of the four, `also` another one or null;
 - `retryable` is true exactly for a transient failure that is not NO_SPACE;
-- a family has 8 to 12 cases, is not already in tests/corpus (development or holdout) and
+- a family has 8 to 12 cases, is not already in tests/corpus (development, holdout or the
+  next holdout) and
   is in one folder only;
 - no text is in tests/corpus already, or twice among the folders.
 
@@ -29,7 +30,7 @@ CORPUS = pathlib.Path(__file__).resolve().parent.parent / "tests" / "corpus"
 
 def corpus_texts_and_families():
     texts, families = set(), set()
-    for path in [*CORPUS.glob("*.jsonl"), *CORPUS.glob("holdout/*.jsonl")]:
+    for path in (p for part in ("", "holdout/", "next-holdout/") for p in CORPUS.glob(part + "*.jsonl")):
         families.add(path.stem.removeprefix("dev-").lower())
         for line in path.read_text(encoding="utf-8").splitlines():
             if line.strip():
