@@ -29,20 +29,22 @@ struct Glossary {
     matcher: AhoCorasick,
 }
 
+/// The glossary's lines as (concept, language, forms), comments and blank lines left out.
+fn entries() -> impl Iterator<Item = (&'static str, &'static str, &'static str)> {
+    SOURCE
+        .lines()
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(|line| match line.split('\t').collect::<Vec<_>>()[..] {
+            [concept, language, forms] => (concept, language, forms),
+            _ => panic!("glossary.tsv: {line:?} is not concept, language and forms"),
+        })
+}
+
 static GLOSSARY: LazyLock<Glossary> = LazyLock::new(|| {
     let mut concepts: Vec<&'static str> = Vec::new();
     let mut owner = Vec::new();
     let mut patterns = Vec::new();
-    for line in SOURCE
-        .lines()
-        .filter(|l| !l.is_empty() && !l.starts_with('#'))
-    {
-        let mut fields = line.split('\t');
-        let (Some(concept), Some(_language), Some(forms)) =
-            (fields.next(), fields.next(), fields.next())
-        else {
-            panic!("glossary.tsv: {line:?} is not concept, language and forms");
-        };
+    for (concept, _language, forms) in entries() {
         let id = match concepts.iter().position(|c| *c == concept) {
             Some(id) => id,
             None => {
@@ -174,21 +176,14 @@ mod tests {
 
     #[test]
     fn every_line_of_the_glossary_is_a_concept_a_language_and_forms() {
-        for line in SOURCE
-            .lines()
-            .filter(|l| !l.is_empty() && !l.starts_with('#'))
-        {
-            let fields: Vec<&str> = line.split('\t').collect();
-            assert_eq!(fields.len(), 3, "{line:?}");
+        for (concept, language, forms) in entries() {
             assert!(
-                fields[0]
-                    .bytes()
-                    .all(|b| b.is_ascii_lowercase() || b == b'_'),
-                "{line:?}"
+                concept.bytes().all(|b| b.is_ascii_lowercase() || b == b'_'),
+                "{concept:?}"
             );
             assert!(
-                fields[2].split('|').all(|f| !f.trim().is_empty()),
-                "{line:?}"
+                forms.split('|').all(|f| !f.trim().is_empty()),
+                "{concept} {language}: {forms:?}"
             );
         }
         assert!(!GLOSSARY.concepts.is_empty());
