@@ -551,8 +551,8 @@ fn the_default_table_on_the_holdout() {
     HOLDOUT_BARS.check(&all);
 }
 
-/// What the holdout must keep: the figures measured when it was gathered (holdout 37,
-/// 2026-12-04: 84.1%, 92.9%, 2, 6.9%), less a margin for label noise. They guard against
+/// What the holdout must keep: the figures measured when it was gathered (holdout 38,
+/// 2026-12-04: 84.9%, 94.5%, 4, 3.1%), less a margin for label noise. They guard against
 /// regressions; they are not the targets (docs/classification.md), and nobody tunes on the
 /// holdout to pass them.
 struct Bars {
@@ -563,10 +563,10 @@ struct Bars {
 }
 
 const HOLDOUT_BARS: Bars = Bars {
-    category: 83.0,
-    retryable: 92.0,
-    wrongly_retryable: 2,
-    unknown: 8.0,
+    category: 84.0,
+    retryable: 93.5,
+    wrongly_retryable: 4,
+    unknown: 4.0,
 };
 
 impl Bars {
