@@ -309,11 +309,6 @@ const KNOWN_WRONG_RETRIES: &[(&str, &str)] = &[
          Chinese): a retry invited after an instruction",
     ),
     (
-        "dev-hashnode.jsonl#8",
-        "\"API connection failed\" around httpx's \"Client error '403 Forbidden'\": the words \
-         of a failed connection before a status that says the connection worked",
-    ),
-    (
         "dev-hikaricp.jsonl#6",
         "\"Connection is closed\" said of a connection the caller closed: a state, in words every \
          driver also uses for a dropped connection",
@@ -410,6 +405,11 @@ const KNOWN_WRONG_RETRIES: &[(&str, &str)] = &[
         "dev-pydantic-ai.jsonl#4",
         "Pydantic AI's \"exceeded max retries count of 1. Consider raising the retry limit\": \
          a configured limit, in the words of a connection that gave up",
+    ),
+    (
+        "dev-pytado.jsonl#6",
+        "PyTado's \"User took too long to enter key\": a person who did not finish a sign-in in \
+         time, in the words of a slow reply",
     ),
     (
         "dev-ray.jsonl#12",
