@@ -551,8 +551,8 @@ fn the_default_table_on_the_holdout() {
     HOLDOUT_BARS.check(&all);
 }
 
-/// What the holdout must keep: the figures measured when it was gathered (holdout 39,
-/// 2026-12-04: 81.7%, 94.7%, 3, 8.6%), less a margin for label noise. They guard against
+/// What the holdout must keep: the figures measured when it was gathered (holdout 40,
+/// 2026-12-05: 86.6%, 96.6%, 4, 3.0%), less a margin for label noise. They guard against
 /// regressions; they are not the targets (docs/classification.md), and nobody tunes on the
 /// holdout to pass them.
 struct Bars {
@@ -563,10 +563,10 @@ struct Bars {
 }
 
 const HOLDOUT_BARS: Bars = Bars {
-    category: 80.5,
-    retryable: 94.0,
-    wrongly_retryable: 3,
-    unknown: 9.5,
+    category: 85.5,
+    retryable: 95.5,
+    wrongly_retryable: 4,
+    unknown: 4.0,
 };
 
 impl Bars {
