@@ -323,7 +323,7 @@ pub fn is_cjk(c: char) -> bool {
 /// any script, camel case split, and Chinese, Japanese and Korean as pairs of characters.
 fn tokens(text: &str) -> Vec<Token<'_>> {
     let mut out = Vec::new();
-    for word in first_bytes(text, READ_BYTES).split(|c: char| !c.is_alphanumeric()) {
+    for word in first_bytes(text, READ_BYTES).split(|c: char| !glossary::is_word_char(c)) {
         for (run, cjk) in script_runs(word) {
             if cjk {
                 out.extend(character_pairs(run).map(Token::Word));

@@ -87,6 +87,14 @@ fn written_without_spaces(c: char) -> bool {
     is_cjk(c) || ('\u{0E00}'..='\u{0E7F}').contains(&c)
 }
 
+/// Whether a character belongs to a word: a letter or digit of any script, or a mark that
+/// Unicode does not count as a letter but that sits inside Indic words (the virama that joins
+/// consonants, the nukta), which would otherwise cut "ত্রুটি" or "கோப்பு" into pieces.
+pub fn is_word_char(c: char) -> bool {
+    c.is_alphanumeric()
+        || (('\u{0900}'..='\u{0DFF}').contains(&c) && !matches!(c, '\u{0964}' | '\u{0965}'))
+}
+
 /// A text as the glossary reads it: lowercase, every run of characters that are not letters
 /// or digits one space, and a space at either end, so that a word's start is " word".
 pub fn normalized(text: &str) -> String {
@@ -94,7 +102,7 @@ pub fn normalized(text: &str) -> String {
     out.push(' ');
     let mut space = true;
     let mut push = |out: &mut String, c: char| {
-        if c.is_alphanumeric() {
+        if is_word_char(c) {
             out.push(c);
             space = false;
         } else if !space {
@@ -138,6 +146,13 @@ pub fn concepts(text: &str) -> Vec<&'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn normalizing_keeps_indic_words_whole() {
+        assert_eq!(normalized("ত্রুটি: কোটা"), " ত্রুটি কোটা ");
+        assert_eq!(normalized("கோப்பு।"), " கோப்பு ");
+        assert_eq!(normalized("त्रुटि॥ fichier"), " त्रुटि fichier ");
+    }
 
     #[test]
     fn normalizing_lowercases_and_turns_punctuation_into_single_spaces() {
