@@ -551,8 +551,8 @@ fn the_default_table_on_the_holdout() {
     HOLDOUT_BARS.check(&all);
 }
 
-/// What the holdout must keep: the figures measured when it was gathered (holdout 42,
-/// 2026-12-05: 83.7%, 95.1%, 4, 6.6%), less a margin for label noise. They guard against
+/// What the holdout must keep: the figures measured when it was gathered (holdout 43,
+/// 2026-12-05: 80.4%, 91.7%, 0, 7.9%), less a margin for label noise. They guard against
 /// regressions; they are not the targets (docs/classification.md), and nobody tunes on the
 /// holdout to pass them.
 struct Bars {
@@ -563,10 +563,10 @@ struct Bars {
 }
 
 const HOLDOUT_BARS: Bars = Bars {
-    category: 83.0,
-    retryable: 94.5,
-    wrongly_retryable: 4,
-    unknown: 7.5,
+    category: 79.5,
+    retryable: 91.0,
+    wrongly_retryable: 0,
+    unknown: 8.5,
 };
 
 impl Bars {
