@@ -95,8 +95,9 @@ pub fn is_word_char(c: char) -> bool {
         || (('\u{0900}'..='\u{0DFF}').contains(&c) && !matches!(c, '\u{0964}' | '\u{0965}'))
 }
 
-/// A text as the glossary reads it: lowercase, every run of characters that are not letters
-/// or digits one space, and a space at either end, so that a word's start is " word".
+/// A text as the glossary reads it: lowercase, every run of characters that are not word
+/// characters ([`is_word_char`]) one space, and a space at either end, so that a word's start
+/// is " word".
 pub fn normalized(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 2);
     out.push(' ');
