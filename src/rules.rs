@@ -1,7 +1,7 @@
 //! The rule table: TOML rule files in, one compiled, immutable [`RuleSet`] out.
 //!
 //! Loading is all or nothing: every problem in every file is collected as a
-//! [`Diagnostic`](crate::diagnostic::Diagnostic) naming `file:line:col` and the rule id, and a
+//! [`Diagnostic`] naming `file:line:col` and the rule id, and a
 //! table with any problem is never used. Every regex of a user file is compiled here to check
 //! it (syntax, size limit), and then dropped: the matching machinery is built by the first
 //! failure (see [`RuleSet`]), so an idle proxy holds only the rules' text.
