@@ -551,8 +551,8 @@ fn the_default_table_on_the_holdout() {
     HOLDOUT_BARS.check(&all);
 }
 
-/// What the holdout must keep: the figures measured when it was gathered (holdout 43,
-/// 2026-12-05: 80.4%, 91.7%, 0, 7.9%), less a margin for label noise. They guard against
+/// What the holdout must keep: the figures measured when it was gathered (holdout 44,
+/// 2026-12-05: 84.5%, 95.8%, 0, 4.4%), less a margin for label noise. They guard against
 /// regressions; they are not the targets (docs/classification.md), and nobody tunes on the
 /// holdout to pass them.
 struct Bars {
@@ -563,10 +563,10 @@ struct Bars {
 }
 
 const HOLDOUT_BARS: Bars = Bars {
-    category: 79.5,
-    retryable: 91.0,
+    category: 83.5,
+    retryable: 95.0,
     wrongly_retryable: 0,
-    unknown: 8.5,
+    unknown: 5.0,
 };
 
 impl Bars {
