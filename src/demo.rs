@@ -62,7 +62,9 @@ fn legacy_behaviour(tool: &str, args: &Value) -> Option<Answer> {
                 .into(),
         ),
         "get_weather" => Success(format!("Weather in {}: 14°C, light rain", arg("city").trim_matches('"'))),
-        "generate_report" => Failure("Renderer: 0x2a".into()),
+        // Says nothing a rule or the model can read (the model: 0.36, under the 0.45 it is used
+        // from): the demo's `unknown`.
+        "generate_report" => Failure("Renderer status 0x2a".into()),
         _ => return None,
     })
 }
