@@ -62,8 +62,8 @@ fn legacy_behaviour(tool: &str, args: &Value) -> Option<Answer> {
                 .into(),
         ),
         "get_weather" => Success(format!("Weather in {}: 14°C, light rain", arg("city").trim_matches('"'))),
-        // Says nothing a rule or the model can read (the model: 0.36, under the 0.45 it is used
-        // from): the demo's `unknown`.
+        // Says nothing a rule can read, and the model reads it below `MODEL_MIN_CONFIDENCE`:
+        // the demo's `unknown` (the CLI test sees to it).
         "generate_report" => Failure("Renderer status 0x2a".into()),
         _ => return None,
     })

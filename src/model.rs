@@ -4,9 +4,9 @@
 //! A multinomial logistic regression over the words of a failure (in any script; Chinese,
 //! Japanese and Korean as pairs of characters), its word pairs, word stems and the concepts of
 //! its [`glossary`] (failure words of many languages mapped to English ones), trained on the
-//! labelled development corpus (`tests/corpus/`) by
-//! `cargo run --release --example train-model`, and embedded as text
-//! (`src/model/weights.txt`): features and weights a reviewer can read and diff.
+//! labelled development corpus (`tests/corpus/`) by `cargo run --release --example
+//! train-model`, and embedded as text (`src/model/weights.txt`): features and weights a
+//! reviewer can read and diff.
 //!
 //! Written here rather than taken from a crate: inference is a sum over a hash map, training a
 //! hundred lines of deterministic SGD; the machine-learning crates (linfa, smartcore) bring
