@@ -121,10 +121,11 @@ pub const MODEL_MIN_CONFIDENCE: f32 = 0.45;
 pub const MODEL_RETRY_CONFIDENCE: f32 = f32::INFINITY;
 
 /// The verdict of the fallback model for a failure no rule matched, or `unknown` when the model
-/// is not confident enough.
+/// is not confident enough or knows none of the text's words (its confidence is then the
+/// classes' prior, which can reach the threshold by itself as the corpus leans to one class).
 pub fn guessed(model: &model::Model, failure: Failure) -> Verdict {
     let guess = model.guess(failure.text);
-    if guess.confidence < MODEL_MIN_CONFIDENCE {
+    if guess.known_features == 0 || guess.confidence < MODEL_MIN_CONFIDENCE {
         return unclassified(failure);
     }
     let retryable =

@@ -432,25 +432,33 @@ pub fn classify(args: &ClassifyArgs) -> Result<i32, Error> {
         }
         None if rules.fallback_model() => {
             let guess = model::EMBEDDED.guess(failure.text);
-            let retried = if classify::MODEL_RETRY_CONFIDENCE.is_finite() {
-                format!("retried from {:.2}", classify::MODEL_RETRY_CONFIDENCE)
-            } else {
-                "never retried".to_owned()
-            };
-            eprintln!(
-                "no rule matched: the fallback model guesses {} with confidence {:.2} \
-                 (used from {:.2}, {retried})",
-                guess.category,
-                guess.confidence,
-                classify::MODEL_MIN_CONFIDENCE,
-            );
-            if args.explain {
+            if guess.known_features == 0 {
                 eprintln!(
-                    "  the words that decided it (feature: weight for {}):",
-                    guess.category
+                    "no rule matched, and the fallback model knows none of its words: unknown, \
+                     not retryable"
                 );
-                for (feature, weight) in &model::EMBEDDED.evidence(failure.text, guess.category) {
-                    eprintln!("    {feature}: {weight:+.2}");
+            } else {
+                let retried = if classify::MODEL_RETRY_CONFIDENCE.is_finite() {
+                    format!("retried from {:.2}", classify::MODEL_RETRY_CONFIDENCE)
+                } else {
+                    "never retried".to_owned()
+                };
+                eprintln!(
+                    "no rule matched: the fallback model guesses {} with confidence {:.2} \
+                     (used from {:.2}, {retried})",
+                    guess.category,
+                    guess.confidence,
+                    classify::MODEL_MIN_CONFIDENCE,
+                );
+                if args.explain {
+                    eprintln!(
+                        "  the words that decided it (feature: weight for {}):",
+                        guess.category
+                    );
+                    for (feature, weight) in &model::EMBEDDED.evidence(failure.text, guess.category)
+                    {
+                        eprintln!("    {feature}: {weight:+.2}");
+                    }
                 }
             }
         }

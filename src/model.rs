@@ -47,6 +47,9 @@ pub struct Guess {
     pub category: Category,
     /// The probability the model gives its category, 0 to 1.
     pub confidence: f32,
+    /// How many of the text's features the model has weights for. With none, the confidence
+    /// is the classes' prior alone, which says nothing about this text.
+    pub known_features: usize,
 }
 
 /// A trained model: one weight per class for each feature, and a bias per class. The feature
@@ -136,8 +139,10 @@ impl<'a> Model<'a> {
     /// The model's guess for a failure's text.
     pub fn guess(&self, text: &str) -> Guess {
         let mut scores = self.bias;
+        let mut known_features = 0;
         for hash in feature_hashes(text) {
             if let Some(w) = self.by_hash.get(&hash) {
+                known_features += 1;
                 for (s, w) in scores.iter_mut().zip(w) {
                     *s += w;
                 }
@@ -150,6 +155,7 @@ impl<'a> Model<'a> {
         Guess {
             category: CLASSES[best],
             confidence: probabilities[best],
+            known_features,
         }
     }
 
