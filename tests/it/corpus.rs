@@ -551,8 +551,8 @@ fn the_default_table_on_the_holdout() {
     HOLDOUT_BARS.check(&all);
 }
 
-/// What the holdout must keep: the figures measured when it was gathered (holdout 48,
-/// 2026-12-05: 88.7%, 93.9%, 4, 0.8%), less a margin for label noise. They guard against
+/// What the holdout must keep: the figures measured when it was gathered (holdout 49,
+/// 2026-12-05: 90.0%, 92.1%, 5, 1.1%), less a margin for label noise. They guard against
 /// regressions; they are not the targets (docs/classification.md), and nobody tunes on the
 /// holdout to pass them.
 struct Bars {
@@ -563,9 +563,9 @@ struct Bars {
 }
 
 const HOLDOUT_BARS: Bars = Bars {
-    category: 87.5,
-    retryable: 93.0,
-    wrongly_retryable: 4,
+    category: 89.0,
+    retryable: 91.0,
+    wrongly_retryable: 5,
     unknown: 2.0,
 };
 
