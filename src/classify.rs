@@ -111,7 +111,11 @@ pub fn decided_by_a_rule(rule_id: Option<&str>) -> bool {
 /// from 7.9% to 4.9% and category agreement from 80.4% to 81.7% (holdout 43), and from 7.2% to
 /// 4.4% and 82.9% to 84.5% (holdout 44, measured after the move; 8 of the 14 added guesses
 /// right).
-pub const MODEL_MIN_CONFIDENCE: f32 = 0.45;
+///
+/// Back at 0.5 since holdout 48 joined development: with two validation-heavy holdouts in the
+/// corpus the validation prior alone reached 0.45, and a nonsense text ("The flux compensator
+/// is sad") scored 0.46. The threshold has to sit clear of the largest class's prior.
+pub const MODEL_MIN_CONFIDENCE: f32 = 0.5;
 
 /// A guess of `transient` is retryable only from this confidence. Leave-one-family-out shows
 /// no threshold where that is safe (at 0.98, 35 of the 115 texts no rule decides that it would
